@@ -1,0 +1,11 @@
+"""Attention Studio core: the Transformer of "Attention Is All You Need" (Vaswani et al.,
+2017), written out, with attention maps, masks, tokenizers and a safe checkpoint format.
+
+Nothing in this package imports Qt. Masks everywhere are boolean with True = masked
+(the position may not be attended to), as in ``torch.nn.Transformer``.
+"""
+
+from core.config import ModelConfig
+from core.errors import CheckpointError, InputError
+
+__all__ = ["ModelConfig", "CheckpointError", "InputError"]

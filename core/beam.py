@@ -1,0 +1,105 @@
+"""Beam search with the GNMT length penalty (Wu et al. 2016, Eq. 14):
+lp(Y) = ((5 + |Y|) / 6)^α, score(Y) = log P(Y | X) / lp(Y)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from core.decoding import max_output_steps, prepare_source
+from core.model import Transformer
+from core.tokenizer import TextTokenizer
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT lp(Y) for a hypothesis of ``length`` output tokens (EOS included)."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+@dataclass
+class Hypothesis:
+    """Output ids (EOS excluded), total log-probability (nats), GNMT score, truncated flag
+    (True = ran out of output budget without EOS)."""
+
+    ids: list[int]
+    logprob: float
+    score: float
+    truncated: bool = False
+
+
+def sequence_score(model: Transformer, src_ids: list[int], out_ids: list[int], alpha: float, eos: bool = True) -> float:
+    """GNMT score of a given output (``out_ids`` without EOS; EOS appended when ``eos``), by one
+    teacher-forced pass. Used to compare greedy and beam under the same length penalty."""
+    c = model.config
+    device = next(model.parameters()).device
+    full = out_ids + ([c.eos_id] if eos else [])
+    tgt_in = torch.tensor([[c.bos_id] + full[:-1]], device=device)
+    with torch.inference_mode():
+        logits = model(torch.tensor([src_ids], device=device), tgt_in)[0].float()
+    lp = logits.log_softmax(-1).gather(1, torch.tensor(full, device=device)[:, None]).sum()
+    return float(lp) / length_penalty(len(full), alpha)
+
+
+def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int = 4, alpha: float = 0.6,
+                pad_to: int | None = None, n_best: int | None = None,
+                should_stop=None) -> list[Hypothesis]:
+    """Beam search for one sentence; returns up to ``n_best`` (default ``beam``) distinct
+    hypotheses, best first. Each ends with exactly one EOS or is marked ``truncated``.
+
+    Finished hypotheses leave the beam (never extended). Search stops when no live
+    hypothesis can beat the best finished one: since log-probabilities only fall and
+    lp grows with length, a live hypothesis's best reachable score is logP / lp(max length).
+    ``should_stop()`` (optional) is polled each step for cancellation; raising is the caller's job.
+
+    Raises:
+        InputError: the text is empty after normalization.
+        ValueError: ``beam < 1``.
+    """
+    if beam < 1:
+        raise ValueError("beam size must be >= 1")
+    c = model.config
+    device = next(model.parameters()).device
+    source = prepare_source(text, src_tok, c.max_len, c.eos_id, c.pad_id, pad_to)
+    max_steps = max_output_steps(source.n_real, c.max_len)
+    with torch.inference_mode():
+        enc = model.encode(torch.tensor([source.ids], device=device))
+        seqs: list[list[int]] = [[]]
+        logps = torch.zeros(1, device=device)
+        finished: list[Hypothesis] = []
+        cache = None
+        memory, kpm = enc.memory, enc.src_key_padding_mask
+        for _ in range(max_steps):
+            if should_stop is not None:
+                should_stop()
+            last = torch.tensor([[s[-1] if s else c.bos_id] for s in seqs], device=device)
+            out = model.decode(last, memory.expand(len(seqs), -1, -1), kpm.expand(len(seqs), -1), cache=cache)
+            cand = logps[:, None] + out.logits[:, -1].float().log_softmax(-1)  # [k, V]
+            flat_lp, flat_i = cand.flatten().topk(min(2 * beam, cand.numel()))
+            v = cand.size(1)
+            new_seqs, new_lp, parents = [], [], []
+            for lp, i in zip(flat_lp.tolist(), flat_i.tolist()):
+                parent, tok = divmod(i, v)
+                if tok == c.eos_id:  # finished: leaves the beam, never extended
+                    length = len(seqs[parent]) + 1
+                    finished.append(Hypothesis(seqs[parent], lp, lp / length_penalty(length, alpha)))
+                else:
+                    new_seqs.append(seqs[parent] + [tok])
+                    new_lp.append(lp)
+                    parents.append(parent)
+                    if len(new_seqs) == beam:
+                        break
+            cache = [lc.select(torch.tensor(parents, device=device)) for lc in out.cache]
+            seqs, logps = new_seqs, torch.tensor(new_lp, device=device)
+            if finished:
+                best_done = max(h.score for h in finished)
+                best_live = max(new_lp) / length_penalty(max_steps, alpha)  # upper bound, see docstring
+                if best_done >= best_live:
+                    break
+        else:  # output budget spent: live hypotheses end truncated
+            for s, lp in zip(seqs, logps.tolist()):
+                finished.append(Hypothesis(s, lp, lp / length_penalty(len(s), alpha), truncated=True))
+    unique: dict[tuple, Hypothesis] = {}
+    for h in sorted(finished, key=lambda h: -h.score):
+        unique.setdefault((tuple(h.ids), h.truncated), h)
+    return list(unique.values())[: n_best or beam]

@@ -1,0 +1,186 @@
+"""Checkpoint = a directory; weights in safetensors, everything else JSON or text. No pickle.
+
+Layout::
+
+    config.json            ModelConfig
+    model.safetensors      weights (tied matrices stored once)
+    tokenizer_src.json     source (Korean) BPE tokenizer
+    tokenizer_tgt.json     target (English) BPE tokenizer
+    README.md              model card
+
+Anything wrong raises :class:`core.errors.CheckpointError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from core.config import ModelConfig
+from core.device import resolve_device
+from core.errors import CheckpointError
+from core.model import Transformer
+from core.tokenizer import TextTokenizer
+
+CONFIG = "config.json"
+WEIGHTS = "model.safetensors"
+SRC_TOKENIZER = "tokenizer_src.json"
+TGT_TOKENIZER = "tokenizer_tgt.json"
+CARD = "README.md"
+REQUIRED = (CONFIG, WEIGHTS, SRC_TOKENIZER, TGT_TOKENIZER)
+PICKLE_SUFFIXES = {".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib"}
+
+
+@dataclass
+class Checkpoint:
+    """A loaded model with its tokenizers. ``model`` is in eval mode on ``device``."""
+
+    path: Path
+    config: ModelConfig
+    model: Transformer
+    src_tokenizer: TextTokenizer
+    tgt_tokenizer: TextTokenizer
+    device: torch.device
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def _unique_state(model: Transformer) -> dict[str, torch.Tensor]:
+    """State dict without aliases of tied matrices (first name wins), in module order."""
+    seen: set[int] = set()
+    out = {}
+    for name, t in model.state_dict().items():
+        if t.data_ptr() in seen:
+            continue
+        seen.add(t.data_ptr())
+        out[name] = t
+    return out
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: Transformer,
+    src_tokenizer: TextTokenizer,
+    tgt_tokenizer: TextTokenizer,
+    card: str | None = None,
+) -> Path:
+    """Write the checkpoint directory ``path`` (created if needed); weights go to CPU float32."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    model.config.save(path / CONFIG)
+    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in _unique_state(model).items()}
+    tmp = path / (WEIGHTS + ".tmp")
+    save_file(tensors, str(tmp), metadata={"format": "pt", "producer": "attention-studio"})
+    tmp.replace(path / WEIGHTS)  # atomic: a crash mid-write never leaves a half file
+    src_tokenizer.save(path / SRC_TOKENIZER)
+    tgt_tokenizer.save(path / TGT_TOKENIZER)
+    c = model.config
+    (path / CARD).write_text(
+        card
+        or (
+            f"# {path.name}\n\nKorean→English Transformer (Attention Is All You Need), "
+            f"d_model {c.d_model}, {c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
+            f"d_ff {c.d_ff}, {model.num_parameters():,} parameters.\n"
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _read_config(path: Path) -> ModelConfig:
+    try:
+        data = json.loads((path / CONFIG).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CheckpointError(f"{path / CONFIG}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{path / CONFIG}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    try:
+        return ModelConfig.from_dict(data)
+    except ValueError as exc:
+        raise CheckpointError(f"{path / CONFIG}: {exc}") from None
+
+
+def _read_tokenizer(file: Path, vocab_size: int, side: str) -> TextTokenizer:
+    try:
+        tok = TextTokenizer.from_file(file)
+    except Exception as exc:  # tokenizers raises plain Exception on bad JSON
+        raise CheckpointError(f"{file}: not a valid tokenizer ({str(exc).splitlines()[0][:120]})") from None
+    if tok.vocab_size != vocab_size:
+        raise CheckpointError(
+            f"{file}: vocabulary has {tok.vocab_size} entries but config.json says {side}_vocab_size {vocab_size}"
+        )
+    return tok
+
+
+def _read_weights(file: Path, model: Transformer) -> dict[str, torch.Tensor]:
+    expected = _unique_state(model)
+    try:
+        with safe_open(str(file), framework="pt", device="cpu") as f:
+            keys = set(f.keys())
+            missing = sorted(set(expected) - keys)
+            unexpected = sorted(keys - set(expected))
+            if missing or unexpected:
+                parts = []
+                if missing:
+                    parts.append(f"missing {len(missing)} tensors (e.g. {missing[0]})")
+                if unexpected:
+                    parts.append(f"unexpected {len(unexpected)} tensors (e.g. {unexpected[0]})")
+                raise CheckpointError(f"{file}: does not match config.json: {'; '.join(parts)}")
+            tensors = {k: f.get_tensor(k) for k in expected}
+    except CheckpointError:
+        raise
+    except Exception as exc:  # SafetensorError, OSError on truncated/random bytes
+        raise CheckpointError(f"{file}: not a readable safetensors file ({str(exc).splitlines()[0][:120]})") from None
+    for k, t in tensors.items():
+        want = tuple(expected[k].shape)
+        if tuple(t.shape) != want:
+            raise CheckpointError(f"{file}: tensor {k} has shape {tuple(t.shape)}, config.json implies {want}")
+        if not t.is_floating_point():
+            raise CheckpointError(f"{file}: tensor {k} has dtype {t.dtype}, expected floating point")
+        if not torch.isfinite(t).all():
+            raise CheckpointError(f"{file}: tensor {k} contains NaN or infinity")
+    return tensors
+
+
+def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
+    """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
+
+    Weights saved on a GPU load on a CPU-only machine (safetensors holds plain tensors).
+    Pickle files are never opened: a directory containing one is refused.
+
+    Raises:
+        CheckpointError: missing directory or file, invalid JSON or config, tokenizer/config
+            mismatch, unreadable/truncated weights, wrong tensor names or shapes, pickle present.
+        ValueError: unknown device, or "cuda" without a GPU.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such directory")
+    if not path.is_dir():
+        hint = " (pickle files are never loaded)" if path.suffix in PICKLE_SUFFIXES else ""
+        raise CheckpointError(f"{path}: a checkpoint is a directory with {', '.join(REQUIRED)}{hint}")
+    pickles = sorted(p.name for p in path.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise CheckpointError(
+            f"{path / pickles[0]}: pickle-style file found; it is never loaded because unpickling can run code "
+            f"(remove it, or convert the weights to {WEIGHTS})"
+        )
+    for name in REQUIRED:
+        if not (path / name).is_file():
+            raise CheckpointError(f"{path / name}: missing (a checkpoint needs {', '.join(REQUIRED)})")
+    config = _read_config(path)
+    src_tok = _read_tokenizer(path / SRC_TOKENIZER, config.src_vocab_size, "src")
+    tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config.tgt_vocab_size, "tgt")
+    dev = resolve_device(device)
+    model = Transformer(config)
+    tensors = _read_weights(path / WEIGHTS, model)
+    model.load_state_dict(tensors, strict=False)  # tied aliases are filled through their twin
+    model.to(dev).eval()
+    return Checkpoint(path, config, model, src_tok, tgt_tok, dev)

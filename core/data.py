@@ -1,0 +1,110 @@
+"""Parallel corpus reading, length-bucketed batching and padding for training.
+
+Any line-aligned pair of files ``PREFIX.ko`` / ``PREFIX.en`` can be used; a spec
+``PREFIX*W`` repeats that set W times per epoch (in-domain upsampling).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from core.tokenizer import TextTokenizer
+
+
+@dataclass
+class DataSpec:
+    """A parallel set: ``prefix`` (without .ko/.en) and an integer upsampling ``weight``."""
+
+    prefix: str
+    weight: int = 1
+
+    @classmethod
+    def parse(cls, spec: str) -> DataSpec:
+        """``"corpus/train/tatoeba*4"`` -> DataSpec("corpus/train/tatoeba", 4). Raises ValueError."""
+        m = re.fullmatch(r"(.+?)(?:\*(\d+))?", spec)
+        weight = int(m.group(2)) if m.group(2) else 1
+        if weight < 1:
+            raise ValueError(f"{spec}: weight must be >= 1")
+        return cls(m.group(1), weight)
+
+    @property
+    def name(self) -> str:
+        return Path(self.prefix).name
+
+
+def read_parallel(prefix: str, src_ext: str = "ko", tgt_ext: str = "en") -> list[tuple[str, str]]:
+    """Read ``prefix.src_ext`` and ``prefix.tgt_ext`` as aligned pairs, skipping pairs with an empty side.
+
+    Raises:
+        FileNotFoundError: a file is missing. ValueError: the files have different line counts.
+    """
+    src = Path(f"{prefix}.{src_ext}").read_text(encoding="utf-8").splitlines()
+    tgt = Path(f"{prefix}.{tgt_ext}").read_text(encoding="utf-8").splitlines()
+    if len(src) != len(tgt):
+        raise ValueError(f"{prefix}: {len(src)} {src_ext} lines but {len(tgt)} {tgt_ext} lines")
+    return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
+
+
+def encode_pairs(
+    pairs: list[tuple[str, str]], src_tok: TextTokenizer, tgt_tok: TextTokenizer, max_len: int, eos_id: int, bos_id: int
+) -> list[tuple[list[int], list[int]]]:
+    """Token ids per pair: source ``tokens + [EOS]``, target ``[BOS] + tokens + [EOS]``.
+
+    Pairs whose source or target would exceed ``max_len`` positions are dropped.
+    """
+    src_enc = src_tok.tokenizer.encode_batch([s for s, _ in pairs], add_special_tokens=False)
+    tgt_enc = tgt_tok.tokenizer.encode_batch([t for _, t in pairs], add_special_tokens=False)
+    out = []
+    for s, t in zip(src_enc, tgt_enc):
+        src_ids = list(s.ids) + [eos_id]
+        tgt_ids = [bos_id] + list(t.ids) + [eos_id]
+        if len(src_ids) <= max_len and len(tgt_ids) <= max_len:
+            out.append((src_ids, tgt_ids))
+    return out
+
+
+def make_batches(
+    examples: list[tuple[list[int], list[int]]], max_tokens: int, seed: int
+) -> list[list[int]]:
+    """Group example indices into length-bucketed batches of about ``max_tokens`` padded tokens.
+
+    Examples are sorted by (source, target) length after a seeded shuffle (ties broken
+    randomly); a batch grows while ``n_examples × longest side`` stays within ``max_tokens``.
+    Batch order is shuffled with the same seed. Deterministic for a given ``seed``.
+    """
+    g = torch.Generator().manual_seed(seed)
+    perm = torch.randperm(len(examples), generator=g).tolist()
+    order = sorted(perm, key=lambda i: (len(examples[i][0]), len(examples[i][1])))
+    batches, cur, longest = [], [], 0
+    for i in order:
+        n = max(len(examples[i][0]), len(examples[i][1]))
+        if cur and (len(cur) + 1) * max(longest, n) > max_tokens:
+            batches.append(cur)
+            cur, longest = [], 0
+        cur.append(i)
+        longest = max(longest, n)
+    if cur:
+        batches.append(cur)
+    shuffle = torch.randperm(len(batches), generator=g).tolist()
+    return [batches[i] for i in shuffle]
+
+
+def collate(
+    examples: list[tuple[list[int], list[int]]], indices: list[int], pad_id: int
+) -> tuple[Tensor, Tensor]:
+    """Pad a batch: returns ``src [B, S]`` and ``tgt [B, T+1]`` (decoder input is ``tgt[:, :-1]``,
+    the prediction target is ``tgt[:, 1:]``)."""
+    srcs = [examples[i][0] for i in indices]
+    tgts = [examples[i][1] for i in indices]
+    s_len, t_len = max(map(len, srcs)), max(map(len, tgts))
+    src = torch.full((len(indices), s_len), pad_id, dtype=torch.long)
+    tgt = torch.full((len(indices), t_len), pad_id, dtype=torch.long)
+    for b, (s, t) in enumerate(zip(srcs, tgts)):
+        src[b, : len(s)] = torch.tensor(s)
+        tgt[b, : len(t)] = torch.tensor(t)
+    return src, tgt

@@ -1,0 +1,147 @@
+"""Encoder and decoder layers (post-LN, paper §3.1), position-wise FFN (§3.3),
+positional encodings (§3.5)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from core.attention import MultiHeadAttention
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2). ``[B, T, D] -> [B, T, D]``."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+class PositionalEncoding(nn.Module):
+    """Adds position information to ``[B, T, D]`` embeddings.
+
+    "sinusoidal": PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...) (§3.5).
+    "learned": a trained ``[max_len, D]`` table.
+    Raises ValueError when ``offset + T > max_len``.
+    """
+
+    def __init__(self, d_model: int, max_len: int, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.max_len = max_len
+        if kind == "learned":
+            self.table = nn.Embedding(max_len, d_model)
+        else:
+            pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+            div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+            pe = torch.zeros(max_len, d_model)
+            pe[:, 0::2] = torch.sin(pos * div)
+            pe[:, 1::2] = torch.cos(pos * div)
+            self.register_buffer("pe", pe, persistent=False)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        t = x.size(1)
+        if offset + t > self.max_len:
+            raise ValueError(f"sequence of {offset + t} positions exceeds max_len {self.max_len}")
+        if self.kind == "learned":
+            return x + self.table.weight[offset : offset + t].to(x.dtype)
+        return x + self.pe[offset : offset + t].to(x.dtype)
+
+
+class EncoderLayer(nn.Module):
+    """x = LayerNorm(x + Dropout(SelfAttn(x))); x = LayerNorm(x + Dropout(FFN(x))) (post-LN)."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        """``x [B, S, D]``, ``mask`` bool ``[B, 1, 1, S]`` (True = pad key) -> ``(x, weights [B, H, S, S] | None)``."""
+        a, w = self.self_attn(x, x, mask, need_weights)
+        x = self.norm1(x + self.dropout(a))
+        x = self.norm2(x + self.dropout(self.ff(x)))
+        return x, w
+
+
+@dataclass
+class LayerCache:
+    """Keys/values one decoder layer has already computed, for incremental decoding.
+
+    self_k, self_v: ``[B, H, t, d_head]`` for the t target positions seen so far.
+    cross_k, cross_v: ``[B, H, S, d_head]`` projections of the encoder memory (computed once).
+    """
+
+    self_k: Tensor
+    self_v: Tensor
+    cross_k: Tensor
+    cross_v: Tensor
+
+    def truncate(self, t: int) -> LayerCache:
+        """The cache as it was after ``t`` target positions (used to step back)."""
+        return LayerCache(self.self_k[:, :, :t], self.self_v[:, :, :t], self.cross_k, self.cross_v)
+
+    def select(self, index: Tensor) -> LayerCache:
+        """Reorder/select batch rows (beam search): ``index [B']`` -> cache with B' rows."""
+        return LayerCache(self.self_k[index], self.self_v[index], self.cross_k[index], self.cross_v[index])
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the memory, FFN; each with Add & Norm (post-LN)."""
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm3 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None,
+        cross_mask: Tensor | None,
+        need_weights: bool = False,
+        cache: LayerCache | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None, LayerCache]:
+        """One decoder layer.
+
+        Args:
+            x: ``[B, T_new, D]`` the new target positions (all T when ``cache`` is None).
+            memory: ``[B, S, D]`` encoder output (ignored when ``cache`` holds its projections).
+            self_mask: bool ``[B|1, 1, T_new, T_k]``, True = masked (causal | target padding).
+            cross_mask: bool ``[B, 1, 1, S]``, True = source pad key.
+            cache: keys/values of earlier positions, or None.
+        Returns:
+            ``(x [B, T_new, D], self weights [B, H, T_new, T_k] | None,
+            cross weights [B, H, T_new, S] | None, cache covering all T_k positions)``.
+        """
+        k_new, v_new = self.self_attn.project_kv(x)
+        if cache is None:
+            k, v = k_new, v_new
+            ck, cv = self.cross_attn.project_kv(memory)
+        else:
+            k = torch.cat([cache.self_k, k_new], dim=2)
+            v = torch.cat([cache.self_v, v_new], dim=2)
+            ck, cv = cache.cross_k, cache.cross_v
+        a, w_self = self.self_attn.attend(x, k, v, self_mask, need_weights)
+        x = self.norm1(x + self.dropout(a))
+        a, w_cross = self.cross_attn.attend(x, ck, cv, cross_mask, need_weights)
+        x = self.norm2(x + self.dropout(a))
+        x = self.norm3(x + self.dropout(self.ff(x)))
+        return x, w_self, w_cross, LayerCache(k, v, ck, cv)

@@ -1,0 +1,145 @@
+"""The encoder-decoder Transformer (paper §3, Figure 1), with ``encode`` and ``decode`` split
+as in the Annotated Transformer. Outputs raw logits (no softmax: the loss applies log-softmax)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from core.config import ModelConfig
+from core.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding
+from core.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
+
+
+@dataclass
+class EncoderOutput:
+    """memory ``[B, S, D]``; src_key_padding_mask ``[B, S]`` (True = pad);
+    self_attn: per layer ``[B, H, S, S]`` when weights were asked for, else None."""
+
+    memory: Tensor
+    src_key_padding_mask: Tensor
+    self_attn: list[Tensor] | None = None
+
+
+@dataclass
+class DecoderOutput:
+    """logits ``[B, T_new, V]``; per layer self_attn ``[B, H, T_new, T_k]`` and cross_attn
+    ``[B, H, T_new, S]`` when asked for; cache: per-layer keys/values covering all T_k positions."""
+
+    logits: Tensor
+    self_attn: list[Tensor] | None
+    cross_attn: list[Tensor] | None
+    cache: list[LayerCache]
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer, written from "Attention Is All You Need".
+
+    Embeddings are multiplied by √d_model (§3.4) and summed with positional encodings (§3.5);
+    ``tie_output`` shares the target embedding with the pre-softmax projection (§3.4).
+    """
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = c = config
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
+        if c.share_src_tgt_embed:
+            self.tgt_embed = self.src_embed
+        else:
+            self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.src_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
+        self.tgt_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
+        self.dropout = nn.Dropout(c.dropout)
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers)
+        )
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_decoder_layers)
+        )
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        self._reset_parameters()
+        if c.tie_output:
+            self.generator.weight = self.tgt_embed.weight
+
+    def _reset_parameters(self) -> None:
+        for name, p in self.named_parameters():
+            if "embed" in name or "table" in name:
+                nn.init.normal_(p, mean=0.0, std=self.config.d_model**-0.5)
+            elif p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        with torch.no_grad():
+            for emb in (self.src_embed, self.tgt_embed):
+                emb.weight[self.config.pad_id].zero_()
+
+    def num_parameters(self) -> int:
+        """Distinct trainable parameters (tied matrices counted once)."""
+        return sum(p.numel() for p in self.parameters())
+
+    def encode(self, src: Tensor, src_key_padding_mask: Tensor | None = None, need_weights: bool = False) -> EncoderOutput:
+        """Run the encoder stack.
+
+        Args:
+            src: ``[B, S]`` source ids.
+            src_key_padding_mask: ``[B, S]`` bool, True = pad; derived from ``pad_id`` if None.
+            need_weights: also return each layer's self-attention ``[B, H, S, S]``.
+        Raises:
+            ValueError: if S exceeds ``max_len``.
+        """
+        if src_key_padding_mask is None:
+            src_key_padding_mask = key_padding_mask(src, self.config.pad_id)
+        mask = cross_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys*
+        x = self.dropout(self.src_pos(self.src_embed(src) * math.sqrt(self.config.d_model)))
+        weights = [] if need_weights else None
+        for layer in self.encoder_layers:
+            x, w = layer(x, mask, need_weights)
+            if weights is not None:
+                weights.append(w)
+        return EncoderOutput(x, src_key_padding_mask, weights)
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_key_padding_mask: Tensor | None,
+        tgt_key_padding_mask: Tensor | None = None,
+        need_weights: bool = False,
+        cache: list[LayerCache] | None = None,
+    ) -> DecoderOutput:
+        """Run the decoder stack on target positions and return raw logits.
+
+        Args:
+            tgt: ``[B, T_new]`` target ids. Without ``cache`` this is the whole prefix
+                (teacher forcing / training); with ``cache`` only the new positions.
+            memory: ``[B, S, D]`` encoder output.
+            src_key_padding_mask: ``[B, S]`` bool, True = source pad.
+            tgt_key_padding_mask: ``[B, T_k]`` bool, True = target pad, over all key positions.
+            cache: per-layer keys/values of the first ``t0`` positions (incremental decoding).
+        Returns:
+            :class:`DecoderOutput` with logits ``[B, T_new, V]``.
+        """
+        t0 = cache[0].self_k.size(2) if cache is not None else 0
+        t_new = tgt.size(1)
+        causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
+        self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
+        c_mask = cross_mask(src_key_padding_mask)
+        x = self.tgt_embed(tgt) * math.sqrt(self.config.d_model)
+        x = self.dropout(self.tgt_pos(x, offset=t0))
+        self_w = [] if need_weights else None
+        cross_w = [] if need_weights else None
+        new_cache = []
+        for i, layer in enumerate(self.decoder_layers):
+            x, ws, wc, lc = layer(x, memory, self_mask, c_mask, need_weights, cache[i] if cache else None)
+            new_cache.append(lc)
+            if need_weights:
+                self_w.append(ws)
+                cross_w.append(wc)
+        return DecoderOutput(self.generator(x), self_w, cross_w, new_cache)
+
+    def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
+        """Teacher-forced logits ``[B, T, V]`` for ``src [B, S]`` and decoder input ``tgt [B, T]``."""
+        enc = self.encode(src)
+        tgt_kpm = key_padding_mask(tgt, self.config.pad_id)
+        return self.decode(tgt, enc.memory, enc.src_key_padding_mask, tgt_kpm).logits

@@ -1,0 +1,106 @@
+"""Subword tokenizers (BPE, Sennrich et al. 2016) built with the ``tokenizers`` library.
+
+Normalization (the same in training and at run time, stored inside the tokenizer JSON):
+NFC (so macOS-style decomposed jamo equal composed syllables), full-width ASCII → ASCII,
+any run of whitespace/newlines → one space, trimmed. Nothing is silently dropped: a
+character the vocabulary lacks becomes a visible ``[UNK]`` token (one per character).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+from tokenizers.models import BPE
+from tokenizers.trainers import BpeTrainer
+
+SPECIAL_TOKENS = ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]  # ids 0, 1, 2, 3
+PAD, BOS, EOS, UNK = SPECIAL_TOKENS
+
+
+def _normalizer() -> normalizers.Normalizer:
+    fullwidth = [normalizers.Replace(chr(0xFF01 + i), chr(0x21 + i)) for i in range(94)]
+    return normalizers.Sequence(
+        [normalizers.NFC(), *fullwidth, normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()]
+    )
+
+
+def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always"),
+            pre_tokenizers.Punctuation(behavior="isolated"),
+            pre_tokenizers.Digits(individual_digits=True),
+        ]
+    )
+
+
+@dataclass
+class Encoding:
+    """ids and tokens ``[N]`` of one text, and each token's (start, end) character offsets
+    into the *normalized* text."""
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+
+
+class TextTokenizer:
+    """A BPE tokenizer for one language, wrapping ``tokenizers.Tokenizer``.
+
+    Special tokens have fixed ids: ``[PAD]`` 0, ``[BOS]`` 1, ``[EOS]`` 2, ``[UNK]`` 3.
+    ``encode`` adds no special tokens; the model code adds BOS/EOS where they belong.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        for i, tok in enumerate(SPECIAL_TOKENS):
+            if tokenizer.token_to_id(tok) != i:
+                raise ValueError(f"special token {tok} must have id {i}")
+
+    @classmethod
+    def train(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> TextTokenizer:
+        """Learn a BPE vocabulary of ``vocab_size`` entries (specials included) from ``texts``."""
+        tok = Tokenizer(BPE(unk_token=UNK, fuse_unk=False))
+        tok.normalizer = _normalizer()
+        tok.pre_tokenizer = _pre_tokenizer()
+        tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+        trainer = BpeTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS, show_progress=False
+        )
+        tok.train_from_iterator(texts, trainer=trainer)
+        return cls(tok)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TextTokenizer:
+        """Load a tokenizer JSON. Raises Exception subclasses from ``tokenizers`` or ValueError."""
+        return cls(Tokenizer.from_file(str(path)))
+
+    def save(self, path: str | Path) -> None:
+        self.tokenizer.save(str(path))
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.get_vocab_size(with_added_tokens=True)
+
+    def normalize(self, text: str) -> str:
+        """The text as the tokenizer sees it (NFC, full-width folded, whitespace collapsed)."""
+        return self.tokenizer.normalizer.normalize_str(text)
+
+    def encode(self, text: str) -> Encoding:
+        """Tokenize ``text`` (normalized first). Unknown characters become ``[UNK]``."""
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Join ids into text, skipping ``[PAD]``, ``[BOS]`` and ``[EOS]``; ``[UNK]`` stays visible."""
+        keep = [i for i in ids if i > 2]
+        return self.tokenizer.decode(keep, skip_special_tokens=False)
+
+    def id_to_token(self, i: int) -> str:
+        return self.tokenizer.id_to_token(i) or UNK
+
+    def ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
+        return [self.id_to_token(int(i)) for i in ids]

@@ -1,0 +1,56 @@
+"""Shared fixtures: tiny configs and tokenizers so the suite stays fast on a CPU."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from core.config import ModelConfig  # noqa: E402
+from core.model import Transformer  # noqa: E402
+from core.tokenizer import TextTokenizer  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).parent.parent
+SHIPPED = ROOT / "checkpoints" / "ko-en-base"
+
+
+def tiny_config(**kw) -> ModelConfig:
+    base = dict(src_vocab_size=40, tgt_vocab_size=36, d_model=32, n_heads=4, n_encoder_layers=2,
+                n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
+    base.update(kw)
+    return ModelConfig(**base)
+
+
+@pytest.fixture
+def tiny_model() -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(tiny_config()).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizers() -> tuple[TextTokenizer, TextTokenizer]:
+    ko = (FIXTURES / "tiny.ko").read_text(encoding="utf-8").splitlines()
+    en = (FIXTURES / "tiny.en").read_text(encoding="utf-8").splitlines()
+    return TextTokenizer.train(ko, 300, min_frequency=1), TextTokenizer.train(en, 200, min_frequency=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
+    """A small random-weight checkpoint with real tokenizers (saved once per session)."""
+    from core.checkpoint import save_checkpoint
+
+    src_tok, tgt_tok = tiny_tokenizers
+    torch.manual_seed(1)
+    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
+    return save_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny", model, src_tok, tgt_tok)
+
+
+def shipped_or_skip() -> Path:
+    if not (SHIPPED / "config.json").exists():
+        pytest.skip("shipped checkpoint not present")
+    return SHIPPED
