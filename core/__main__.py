@@ -1,23 +1,119 @@
-"""``python -m core translate|train|evaluate|average``: the scriptable side of Attention Studio."""
+"""``python -m core translate|train|evaluate|average``: the scriptable side of Attention Studio.
+
+Errors a user can cause (bad input, bad checkpoint, bad option) print one line to stderr
+and exit with status 2; never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+from pathlib import Path
+
+from core.errors import StudioError
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "ko-en-base"
+
+
+def _translate(args) -> int:
+    from core.checkpoint import load_checkpoint
+    from core.translate import translate
+
+    ckpt = load_checkpoint(args.checkpoint, device=args.device)
+    texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
+    status = 0
+    for text in texts:
+        try:
+            r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k)
+            line = json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False) if args.json else r.translation
+            if r.notice:
+                print(f"notice: {r.notice}", file=sys.stderr)
+        except (StudioError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 2
+            if args.text != "-":
+                return status
+            line = json.dumps({"source": text, "error": str(exc)}, ensure_ascii=False) if args.json else ""
+        print(line, flush=True)
+    return status
+
+
+def _evaluate(args) -> int:
+    from core.checkpoint import load_checkpoint
+    from core.evaluate import evaluate_files, write_json
+
+    ckpt = load_checkpoint(args.checkpoint, device=args.device)
+    result = evaluate_files(ckpt, args.src, args.ref, beam=args.beam, limit=args.limit)
+    print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
+          f"{result['seconds']} s)")
+    print(f"  {result['bleu_signature']}\n  {result['chrf_signature']}")
+    if args.json:
+        write_json(result, args.json)
+    return 0
+
+
+def _average(args) -> int:
+    from core.average import average_checkpoints
+
+    out = average_checkpoints(args.checkpoints, args.out)
+    print(f"averaged {len(args.checkpoints)} checkpoints into {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from core import train as train_mod
+
+    parser = argparse.ArgumentParser(prog="python -m core", description="Attention Studio command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("translate", help="translate Korean text (or '-' for one sentence per stdin line)")
+    t.add_argument("text")
+    t.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    t.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
+    t.add_argument("--reference", default=None, help="English reference: maps from one teacher-forced pass")
+    t.add_argument("--top-k", type=int, default=5)
+    t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
+
+    e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")
+    e.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    e.add_argument("--src", required=True)
+    e.add_argument("--ref", required=True)
+    e.add_argument("--beam", type=int, default=1)
+    e.add_argument("--limit", type=int, default=None)
+    e.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    e.add_argument("--json", default=None, help="also write the scores to this JSON file")
+
+    a = sub.add_parser("average", help="average the weights of several checkpoints of one run")
+    a.add_argument("checkpoints", nargs="+")
+    a.add_argument("--out", required=True)
+
+    train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    from core import train as train_mod
-
-    train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    if args.command == "train":
+    try:
+        if args.command == "translate":
+            return _translate(args)
+        if args.command == "evaluate":
+            return _evaluate(args)
+        if args.command == "average":
+            return _average(args)
+        from core import train as train_mod
+
         return train_mod.run_from_args(args)
-    return 2
+    except (StudioError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

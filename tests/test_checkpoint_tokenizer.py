@@ -1,0 +1,127 @@
+"""Checkpoint format (safetensors + JSON, no pickle) and tokenizer normalization."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import unicodedata
+
+import pytest
+import torch
+
+from core.checkpoint import load_checkpoint, save_checkpoint
+from core.errors import CheckpointError
+from core.model import Transformer
+
+from .conftest import tiny_config
+
+
+def logits_of(ckpt, src=((5, 6, 7, 2),), tgt=((1, 8, 9),)):
+    with torch.no_grad():
+        return ckpt.model(torch.tensor(src), torch.tensor(tgt))
+
+
+def test_round_trip_gives_identical_logits(tiny_checkpoint, tmp_path):
+    a = load_checkpoint(tiny_checkpoint, device="cpu")
+    out = save_checkpoint(tmp_path / "again", a.model, a.src_tokenizer, a.tgt_tokenizer)
+    b = load_checkpoint(out, device="cpu")
+    assert torch.equal(logits_of(a), logits_of(b))
+    assert b.model.generator.weight is b.model.tgt_embed.weight  # tying survives the round trip
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md", "config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json"]
+
+
+def test_gpu_saved_weights_load_on_cpu(tiny_checkpoint, tmp_path, monkeypatch):
+    # Simulate weights written from a CUDA model: safetensors stores plain bytes without device,
+    # so we check the file carries no device and that device="cpu" never touches CUDA.
+    from safetensors import safe_open
+
+    with safe_open(str(tiny_checkpoint / "model.safetensors"), framework="pt") as f:
+        assert "device" not in (f.metadata() or {})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    assert next(ck.model.parameters()).device.type == "cpu"
+    assert load_checkpoint(tiny_checkpoint, device="auto").device.type == "cpu"
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        load_checkpoint(tiny_checkpoint, device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU to write weights from CUDA")
+def test_real_gpu_saved_checkpoint_loads_on_cpu(tiny_checkpoint, tmp_path):
+    ck = load_checkpoint(tiny_checkpoint, device="cuda")
+    out = save_checkpoint(tmp_path / "gpu", ck.model, ck.src_tokenizer, ck.tgt_tokenizer)
+    assert next(load_checkpoint(out, device="cpu").model.parameters()).device.type == "cpu"
+
+
+def corrupt(tiny_checkpoint, tmp_path, how):
+    d = tmp_path / "bad"
+    shutil.copytree(tiny_checkpoint, d)
+    how(d)
+    return d
+
+
+class Evil:
+    def __reduce__(self):
+        return (exec, ("open('PWNED','w').write('x')",))
+
+
+@pytest.mark.parametrize("name,how,msg", [
+    ("missing weights", lambda d: (d / "model.safetensors").unlink(), "model.safetensors: missing"),
+    ("truncated", lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:500]),
+     "model.safetensors: not a readable safetensors"),
+    ("random bytes", lambda d: (d / "model.safetensors").write_bytes(bytes(range(256)) * 40),
+     "model.safetensors: not a readable safetensors"),
+    ("bad json", lambda d: (d / "config.json").write_text("{d_model: 32"), "config.json: invalid JSON"),
+    ("wrong type", lambda d: (d / "config.json").write_text(
+        json.dumps({**json.loads((d / "config.json").read_text()), "d_model": "big"})), "d_model must be int"),
+    ("shape mismatch", lambda d: (d / "config.json").write_text(
+        json.dumps({**json.loads((d / "config.json").read_text()), "d_ff": 48})), "has shape"),
+    ("stray pickle", lambda d: (d / "model.pt").write_bytes(pickle.dumps(Evil())), "pickle-style file"),
+    ("vocab mismatch", lambda d: shutil.copy(d / "tokenizer_src.json", d / "tokenizer_tgt.json"), "vocabulary has"),
+    ("missing tokenizer", lambda d: (d / "tokenizer_src.json").unlink(), "tokenizer_src.json: missing"),
+])
+def test_bad_checkpoints_raise_project_error(tiny_checkpoint, tmp_path, monkeypatch, name, how, msg):
+    monkeypatch.chdir(tmp_path)
+    d = corrupt(tiny_checkpoint, tmp_path, how)
+    with pytest.raises(CheckpointError, match=msg):
+        load_checkpoint(d, device="cpu")
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_not_a_checkpoint(tmp_path):
+    with pytest.raises(CheckpointError, match="no such directory"):
+        load_checkpoint(tmp_path / "nope")
+    (tmp_path / "weights.pth").write_bytes(b"\x80\x04")
+    with pytest.raises(CheckpointError, match="pickle files are never loaded"):
+        load_checkpoint(tmp_path / "weights.pth")
+
+
+def test_untied_and_shared_variants_round_trip(tmp_path, tiny_tokenizers):
+    src_tok, tgt_tok = tiny_tokenizers
+    for kw in ({"tie_output": False}, {"positional": "learned"}):
+        cfg = tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, **kw)
+        model = Transformer(cfg).eval()
+        out = save_checkpoint(tmp_path / str(kw), model, src_tok, tgt_tok)
+        assert torch.equal(logits_of(load_checkpoint(out, "cpu")), logits_of(type("C", (), {"model": model})))
+
+
+def test_nfd_and_nfc_give_same_ids(tiny_tokenizers):
+    src_tok, _ = tiny_tokenizers
+    nfc = "한국어 형태소"
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfd != nfc and len(nfd) > len(nfc)
+    assert src_tok.encode(nfd).ids == src_tok.encode(nfc).ids
+    assert src_tok.encode(nfc).ids  # not empty
+
+
+def test_unknown_characters_are_visible_unk_not_dropped(tiny_tokenizers):
+    src_tok, _ = tiny_tokenizers
+    enc = src_tok.encode("나 😀 ☃")
+    assert enc.tokens.count("[UNK]") == 2
+    assert src_tok.normalize("１２３！  a\n\tb") == "123! a b"
+
+
+def test_special_token_ids_are_fixed(tiny_tokenizers):
+    for tok in tiny_tokenizers:
+        assert [tok.id_to_token(i) for i in range(4)] == ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]
