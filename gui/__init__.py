@@ -1,0 +1,2 @@
+"""Attention Studio desktop app (PySide6 + pyqtgraph). Widgets wrap plain core results;
+model work runs in a worker thread."""

@@ -1,0 +1,97 @@
+"""Start the app: register the bundled Hangul font, open the shipped model, optionally render
+one state headlessly to a PNG (``--screenshot``) for slides, docs and tests."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FONT_DIR = ROOT / "assets" / "fonts"
+DEFAULT_CHECKPOINT = ROOT / "checkpoints" / "ko-en-base"
+T0 = time.perf_counter()
+
+
+def register_fonts() -> str:
+    """Register NanumGothic (OFL) so Hangul renders on machines without CJK fonts; returns the family."""
+    from PySide6 import QtGui
+
+    family = ""
+    for ttf in sorted(FONT_DIR.glob("*.ttf")):
+        fid = QtGui.QFontDatabase.addApplicationFont(str(ttf))
+        if fid >= 0 and not family:
+            family = QtGui.QFontDatabase.applicationFontFamilies(fid)[0]
+    return family
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="main.py", description="Attention Studio: see every attention head.")
+    p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint directory")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
+    p.add_argument("--text", help="Korean sentence to translate at start")
+    p.add_argument("--reference", help="English reference (teacher-forced view)")
+    p.add_argument("--beam", type=int, default=1)
+    p.add_argument("--pad-to", type=int, default=None)
+    p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
+    p.add_argument("--view", choices=["encoder", "decoder", "cross", "masks"], default="cross")
+    p.add_argument("--layer", type=int, default=1, help="layer to enlarge (1-based)")
+    p.add_argument("--head", type=int, default=1, help="head to enlarge (1-based)")
+    p.add_argument("--font-size", type=int, default=11)
+    p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
+    p.add_argument("--screenshot", help="render the window to this PNG and exit")
+    p.add_argument("--size", default="1600x950", help="window size WxH")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import pyqtgraph as pg
+    from PySide6 import QtCore, QtWidgets
+
+    pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k", antialias=True)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    family = register_fonts()
+    from core.checkpoint import load_checkpoint
+    from core.errors import StudioError
+    from core.translate import translate
+    from gui.main_window import MainWindow
+
+    win = MainWindow(font_family=family, font_size=args.font_size)
+    w, h = (int(x) for x in args.size.split("x"))
+    win.resize(w, h)
+    win.set_colormap(args.colormap)
+    if args.screenshot:  # synchronous path: deterministic, no thread timing involved
+        try:
+            ckpt = load_checkpoint(args.checkpoint, device=args.device)
+            win.worker.checkpoint = ckpt
+            win._on_loaded(ckpt)
+            if args.text:
+                win.inputs.text.setText(args.text)
+                win.inputs.reference.setText(args.reference or "")
+                result = translate(ckpt, args.text, beam=args.beam, pad_to=args.pad_to, reference=args.reference)
+                win.show_result(result, args.steps)
+        except (StudioError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        win.set_view(args.view)
+        win.select(args.layer - 1, args.head - 1)
+        win.show()
+        for _ in range(5):
+            app.processEvents()
+        win.grab().save(args.screenshot)
+        print(f"saved {args.screenshot}")
+        win.close()
+        return 0
+    win.show()
+    win.load_checkpoint(args.checkpoint, args.device)
+    if args.text:
+        win.inputs.text.setText(args.text)
+        win.inputs.reference.setText(args.reference or "")
+        win.worker.loaded.connect(lambda _: win.translate(), QtCore.Qt.ConnectionType.SingleShotConnection)
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

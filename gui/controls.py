@@ -1,0 +1,152 @@
+"""Input row (text, reference, padding demo, decoding, device) and step controls."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from core.device import cuda_unavailable_reason
+
+
+class InputPanel(QtWidgets.QWidget):
+    """Korean input (Enter translates), reference, pad-to, greedy/beam, device. Signals:
+    ``translate_requested()``, ``cancel_requested()``, ``device_changed(str)``."""
+
+    translate_requested = QtCore.Signal()
+    cancel_requested = QtCore.Signal()
+    device_changed = QtCore.Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        grid = QtWidgets.QGridLayout(self)
+        grid.setContentsMargins(4, 4, 4, 4)
+        self.text = QtWidgets.QLineEdit()
+        self.text.setPlaceholderText("한국어 문장을 입력하세요 — type Korean and press Enter")
+        self.text.setAttribute(QtCore.Qt.WidgetAttribute.WA_InputMethodEnabled, True)
+        self.text.returnPressed.connect(self.translate_requested)
+        self.translate_button = QtWidgets.QPushButton("Translate")
+        self.translate_button.clicked.connect(self.translate_requested)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        grid.addWidget(QtWidgets.QLabel("Korean:"), 0, 0)
+        grid.addWidget(self.text, 0, 1, 1, 7)
+        grid.addWidget(self.translate_button, 0, 8)
+        grid.addWidget(self.cancel_button, 0, 9)
+
+        self.reference = QtWidgets.QLineEdit()
+        self.reference.setPlaceholderText("optional English reference → teacher-forced training view")
+        self.reference.returnPressed.connect(self.translate_requested)
+        self.pad_to = QtWidgets.QSpinBox()
+        self.pad_to.setRange(0, 256)
+        self.pad_to.setSpecialValueText("off")
+        self.pad_to.setToolTip("Pad the source with [PAD] up to N positions (padding demo)")
+        self.decoding = QtWidgets.QComboBox()
+        self.decoding.addItems(["Greedy", "Beam"])
+        self.beam = QtWidgets.QSpinBox()
+        self.beam.setRange(2, 16)
+        self.beam.setValue(4)
+        self.beam.setPrefix("k = ")
+        self.beam.setEnabled(False)
+        self.decoding.currentIndexChanged.connect(lambda i: self.beam.setEnabled(i == 1))
+        self.device = QtWidgets.QComboBox()
+        self.device.addItems(["CPU", "GPU"])
+        reason = cuda_unavailable_reason()
+        if reason:
+            item = self.device.model().item(1)
+            item.setEnabled(False)
+            item.setToolTip(f"GPU unavailable: {reason}")
+            self.device.setToolTip(f"GPU unavailable: {reason}")
+        self.device.currentIndexChanged.connect(lambda i: self.device_changed.emit("cpu" if i == 0 else "cuda"))
+        grid.addWidget(QtWidgets.QLabel("Reference:"), 1, 0)
+        grid.addWidget(self.reference, 1, 1)
+        grid.addWidget(QtWidgets.QLabel("Pad source to N:"), 1, 2)
+        grid.addWidget(self.pad_to, 1, 3)
+        grid.addWidget(QtWidgets.QLabel("Decoding:"), 1, 4)
+        grid.addWidget(self.decoding, 1, 5)
+        grid.addWidget(self.beam, 1, 6)
+        grid.addWidget(QtWidgets.QLabel("Device:"), 1, 7)
+        grid.addWidget(self.device, 1, 8, 1, 2)
+        grid.setColumnStretch(1, 1)
+
+    def beam_size(self) -> int:
+        return 1 if self.decoding.currentIndex() == 0 else self.beam.value()
+
+    def set_busy(self, busy: bool) -> None:
+        self.cancel_button.setEnabled(busy)
+        self.translate_button.setEnabled(not busy)
+
+
+class StepControls(QtWidgets.QWidget):
+    """Reset, Back, Step, Play/Pause (with speed), Run to end, and a slider. Emits
+    ``position_changed(int)`` whenever the shown step changes."""
+
+    position_changed = QtCore.Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        row = QtWidgets.QHBoxLayout(self)
+        row.setContentsMargins(4, 0, 4, 0)
+        self.reset_button = QtWidgets.QPushButton("|◀ Reset")
+        self.back_button = QtWidgets.QPushButton("◀ Back")
+        self.step_button = QtWidgets.QPushButton("Step ▶")
+        self.play_button = QtWidgets.QPushButton("Play")
+        self.end_button = QtWidgets.QPushButton("Run to end ▶|")
+        self.speed = QtWidgets.QDoubleSpinBox()
+        self.speed.setRange(0.25, 20.0)
+        self.speed.setValue(2.0)
+        self.speed.setSuffix(" steps/s")
+        self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+        self.slider.setRange(0, 0)
+        self.label = QtWidgets.QLabel("step 0 / 0")
+        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.speed,
+                  self.end_button):
+            row.addWidget(w)
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.label)
+        self.timer = QtCore.QTimer(self)
+        self.timer.timeout.connect(self._tick)
+        self.reset_button.clicked.connect(lambda: self.set_position(0))
+        self.back_button.clicked.connect(lambda: self.set_position(self.position - 1))
+        self.step_button.clicked.connect(lambda: self.set_position(self.position + 1))
+        self.end_button.clicked.connect(lambda: self.set_position(self.slider.maximum()))
+        self.play_button.clicked.connect(self.toggle_play)
+        self.speed.valueChanged.connect(lambda v: self.timer.setInterval(int(1000 / v)))
+        self.slider.valueChanged.connect(self._on_slider)
+
+    @property
+    def position(self) -> int:
+        return self.slider.value()
+
+    def set_steps(self, n: int, position: int) -> None:
+        self.stop()
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, n)
+        self.slider.setValue(position)
+        self.slider.blockSignals(False)
+        self._on_slider(self.slider.value())
+
+    def set_position(self, k: int) -> None:
+        self.slider.setValue(max(0, min(k, self.slider.maximum())))
+
+    def _on_slider(self, k: int) -> None:
+        self.label.setText(f"step {k} / {self.slider.maximum()}")
+        self.position_changed.emit(k)
+
+    def toggle_play(self) -> None:
+        if self.timer.isActive():
+            self.stop()
+            return
+        if self.position >= self.slider.maximum():
+            self.set_position(0)
+        self.timer.start(int(1000 / self.speed.value()))
+        self.play_button.setText("Pause")
+
+    def stop(self) -> None:
+        self.timer.stop()
+        self.play_button.setText("Play")
+
+    def _tick(self) -> None:
+        if self.position >= self.slider.maximum():
+            self.stop()
+        else:
+            self.set_position(self.position + 1)

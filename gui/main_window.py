@@ -1,0 +1,299 @@
+"""The main window: composes the panels, owns the worker thread, and redraws on each step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.translate import Translation
+from gui.controls import InputPanel, StepControls
+from gui.export import export_npz, export_view
+from gui.head_grid import Cell, HeadGrid
+from gui.heatmap import COLORMAPS, Heatmap
+from gui.mask_panel import MaskPanel
+from gui.topk_panel import TopKPanel
+from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, step_text, view_at
+from gui.worker import ModelWorker, TranslateRequest
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """Attention Studio. ``request_load``/``request_translate`` reach the worker through
+    queued signals; results come back as signals and are drawn on the GUI thread."""
+
+    request_load = QtCore.Signal(str, str)
+    request_translate = QtCore.Signal(int, object)
+
+    def __init__(self, font_family: str = "", font_size: int = 11) -> None:
+        super().__init__()
+        self.setWindowTitle("Attention Studio — Korean → English Transformer")
+        self.font_family, self.font_size = font_family, font_size
+        self.cmap = pg.colormap.get("viridis")
+        self.result: Translation | None = None
+        self.kind = "cross"
+        self.selected = (0, 0)  # (layer, head) or (mask index, 0)
+        self.request_id = 0
+        self.checkpoint_path: str | None = None
+        self.model_info = "no model"
+        self._build_ui()
+        self._build_menus()
+        self._start_worker()
+        self.apply_font()
+
+    # ---------- construction ----------
+    def _build_ui(self) -> None:
+        central = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(central)
+        self.inputs = InputPanel()
+        self.translation_label = QtWidgets.QLabel("—")
+        self.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.translation_label.setWordWrap(True)
+        self.controls = StepControls()
+        outer.addWidget(self.inputs)
+        outer.addWidget(self.translation_label)
+        outer.addWidget(self.controls)
+        split = QtWidgets.QSplitter()
+        left = QtWidgets.QWidget()
+        lv = QtWidgets.QVBoxLayout(left)
+        self.step_label = QtWidgets.QLabel("step 0")
+        self.step_label.setWordWrap(True)
+        self.topk = TopKPanel()
+        lv.addWidget(self.step_label)
+        lv.addWidget(QtWidgets.QLabel("Next-token candidates (top-k):"))
+        lv.addWidget(self.topk, 1)
+        center = QtWidgets.QWidget()
+        cv = QtWidgets.QVBoxLayout(center)
+        self.view_selector = QtWidgets.QComboBox()
+        self.view_selector.addItems([KIND_TITLES[k] for k in KINDS])
+        self.view_selector.setCurrentIndex(KINDS.index(self.kind))
+        self.view_selector.currentIndexChanged.connect(lambda i: self.set_view(KINDS[i]))
+        self.grid = HeadGrid(self.cmap)
+        self.grid.clicked.connect(self._on_cell_clicked)
+        cv.addWidget(self.view_selector)
+        cv.addWidget(QtWidgets.QLabel("Every layer (rows) × head (columns); click one to enlarge:"))
+        cv.addWidget(self.grid, 1)
+        right = QtWidgets.QWidget()
+        rv = QtWidgets.QVBoxLayout(right)
+        self.heatmap = Heatmap(self.cmap)
+        self.hover_label = QtWidgets.QLabel("hover a cell for query → key: weight")
+        self.heatmap.hovered.connect(self.hover_label.setText)
+        self.masks = MaskPanel()
+        rv.addWidget(self.heatmap, 3)
+        rv.addWidget(self.hover_label)
+        rv.addWidget(self.masks, 2)
+        for w in (left, center, right):
+            split.addWidget(w)
+        split.setSizes([260, 560, 620])
+        outer.addWidget(split, 1)
+        self.setCentralWidget(central)
+        self.status = self.statusBar()
+        self.inputs.translate_requested.connect(self.translate)
+        self.inputs.cancel_requested.connect(self.cancel)
+        self.inputs.device_changed.connect(self._on_device_changed)
+        self.controls.position_changed.connect(lambda _: self.redraw())
+        for key, slot in (("Right", lambda: self.controls.set_position(self.controls.position + 1)),
+                          ("Left", lambda: self.controls.set_position(self.controls.position - 1)),
+                          ("Space", self.controls.toggle_play),
+                          ("Home", lambda: self.controls.set_position(0)),
+                          ("End", lambda: self.controls.set_position(self.controls.slider.maximum()))):
+            sc = QtGui.QShortcut(QtGui.QKeySequence(key), self)
+            sc.activated.connect(slot)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("&Open checkpoint…", QtGui.QKeySequence.StandardKey.Open, self.open_checkpoint_dialog)
+        file_menu.addAction("Export view as &PNG…", lambda: self._export("png"))
+        file_menu.addAction("Export view as &SVG…", lambda: self._export("svg"))
+        file_menu.addAction("Export displayed &tensors (.npz)…", lambda: self._export("npz"))
+        file_menu.addSeparator()
+        file_menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction("Larger font", QtGui.QKeySequence.StandardKey.ZoomIn, lambda: self.change_font(+2))
+        view_menu.addAction("Smaller font", QtGui.QKeySequence.StandardKey.ZoomOut, lambda: self.change_font(-2))
+        QtGui.QShortcut(QtGui.QKeySequence("Ctrl+="), self).activated.connect(lambda: self.change_font(+2))
+        cmaps = view_menu.addMenu("Colour map")
+        group = QtGui.QActionGroup(self)
+        for label, name in COLORMAPS.items():
+            act = cmaps.addAction(label, lambda n=name: self.set_colormap(n))
+            act.setCheckable(True)
+            act.setChecked(name == "viridis")
+            group.addAction(act)
+
+    def _start_worker(self) -> None:
+        self.thread = QtCore.QThread(self)
+        self.worker = ModelWorker()
+        self.worker.moveToThread(self.thread)
+        self.request_load.connect(self.worker.load)
+        self.request_translate.connect(self.worker.translate)
+        self.worker.loaded.connect(self._on_loaded)
+        self.worker.load_failed.connect(self._on_load_failed)
+        self.worker.translated.connect(self._on_translated)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(lambda rid: self.status.showMessage("translation cancelled", 5000))
+        self.worker.busy.connect(self.inputs.set_busy)
+        self.thread.start()
+
+    # ---------- model and translation ----------
+    def load_checkpoint(self, path: str, device: str = "auto") -> None:
+        self.status.showMessage(f"loading {path} …")
+        self.request_load.emit(str(path), device)
+
+    def open_checkpoint_dialog(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open checkpoint directory")
+        if path:
+            self.load_checkpoint(path, "cpu" if self.inputs.device.currentIndex() == 0 else "cuda")
+
+    def _on_device_changed(self, device: str) -> None:
+        if self.checkpoint_path:
+            self.load_checkpoint(self.checkpoint_path, device)
+
+    def _on_loaded(self, ckpt) -> None:
+        self.checkpoint_path = str(ckpt.path)
+        c = ckpt.config
+        self.model_info = (f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
+                           f"d_model {c.d_model} on {ckpt.device.type.upper()}")
+        self.inputs.device.blockSignals(True)
+        self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
+        self.inputs.device.blockSignals(False)
+        self.status.showMessage(self.model_info)
+
+    def _on_load_failed(self, reason: str) -> None:
+        self.status.showMessage(f"could not open checkpoint; still using {self.model_info}")
+        QtWidgets.QMessageBox.critical(self, "Could not open checkpoint",
+                                       f"{reason}\n\nThe previous model stays loaded.")
+
+    def current_request(self) -> TranslateRequest:
+        ref = self.inputs.reference.text().strip() or None
+        pad = self.inputs.pad_to.value() or None
+        return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref)
+
+    def translate(self) -> int:
+        self.request_id += 1
+        self.status.showMessage("translating …")
+        self.request_translate.emit(self.request_id, self.current_request())
+        return self.request_id
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+    def _on_translated(self, request_id: int, result: Translation, ms: float) -> None:
+        if request_id != self.request_id:
+            return  # a newer request superseded this one
+        self.show_result(result)
+        note = f" — {result.notice}" if result.notice else ""
+        self.status.showMessage(f"{self.model_info} · {result.mode} · {ms:.0f} ms{note}")
+        self.controls.slider.setFocus()
+
+    def _on_failed(self, request_id: int, reason: str) -> None:
+        self.status.showMessage(f"⚠ {reason} (the last result stays on screen)")
+        if request_id == self.request_id and self.result is None:
+            self.translation_label.setText(f"⚠ {reason}")
+
+    def show_result(self, result: Translation, position: int | None = None) -> None:
+        self.result = result
+        n = len(result.steps)
+        self.controls.set_steps(n, n if position is None else position)
+
+    # ---------- drawing ----------
+    def set_view(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown view {kind!r}")
+        self.kind = kind
+        self.view_selector.blockSignals(True)
+        self.view_selector.setCurrentIndex(KINDS.index(kind))
+        self.view_selector.blockSignals(False)
+        self.selected = (0, 0) if kind == "masks" else (min(self.selected[0], 99), self.selected[1])
+        self.redraw()
+
+    def select(self, layer: int, head: int) -> None:
+        self.selected = (layer, head)
+        self.redraw()
+
+    def _on_cell_clicked(self, key) -> None:
+        self.select(*key)
+
+    def redraw(self) -> None:
+        r = self.result
+        if r is None:
+            return
+        k = self.controls.position
+        self.translation_label.setText(self._translation_text(k))
+        self.step_label.setText(step_text(r, k))
+        st = r.steps[k - 1] if k > 0 else None
+        self.topk.set_candidates(st.top_k if st else [], st.token if st else None)
+        m = masks_at(r, k)
+        tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
+        self.masks.set_masks(m["causal"], m["src_key_padding"], m["tgt_key_padding"], src, tgt)
+        self.grid.selected = self.selected
+        if self.kind == "masks":
+            cells = mask_cells(r, k)
+            i = min(self.selected[0], len(cells) - 1)
+            self.grid.selected = self.selected = (i, 0)
+            self.grid.set_cells([Cell(t, x.astype(np.float32), None, (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
+            title, x, rows, cols = cells[i]
+            self.heatmap.set_matrix(x.astype(np.float32), None, rows, cols, f"{title} (1 = masked)")
+            return
+        v = view_at(r, k, self.kind)
+        n_layers, n_heads = v.weights.shape[:2]
+        layer, head = min(self.selected[0], n_layers - 1), min(self.selected[1], n_heads - 1)
+        self.grid.selected = self.selected = (layer, head)
+        cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
+                 for li in range(n_layers) for hi in range(n_heads)]
+        self.grid.set_cells(cells, n_heads)
+        self.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens,
+                                f"{KIND_TITLES[self.kind]} — layer {layer + 1}, head {head + 1}",
+                                v.row_label, v.col_label)
+
+    def _translation_text(self, k: int) -> str:
+        r = self.result
+        done = " ".join(s.token for s in r.steps[:k])
+        label = "Reference (teacher forcing)" if r.mode == "teacher_forced" else "Translation"
+        return f"<b>{label}:</b> {r.translation if r.mode != 'teacher_forced' else r.reference}" \
+               f"<br><b>Output tokens so far:</b> {done or '(none yet)'}"
+
+    # ---------- presenter comfort and export ----------
+    def apply_font(self) -> None:
+        font = QtGui.QFont(self.font_family, self.font_size) if self.font_family else QtGui.QFont()
+        font.setPointSize(self.font_size)
+        QtWidgets.QApplication.instance().setFont(font)
+        self.setFont(font)
+        big = QtGui.QFont(font)
+        big.setPointSize(self.font_size + 4)
+        self.translation_label.setFont(big)
+        for w in (self.heatmap, self.topk, self.masks):
+            w.set_font(font)
+        self.grid.font = font
+        self.redraw()
+
+    def change_font(self, delta: int) -> None:
+        self.font_size = max(7, min(40, self.font_size + delta))
+        self.apply_font()
+
+    def set_colormap(self, name: str) -> None:
+        self.cmap = pg.colormap.get(name)
+        self.heatmap.set_colormap(self.cmap)
+        self.grid.set_colormap(self.cmap)
+
+    def _export(self, fmt: str) -> None:
+        if self.result is None:
+            self.status.showMessage("nothing to export yet")
+            return
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", f"attention.{fmt}")
+        if not path:
+            return
+        try:
+            if fmt == "npz":
+                export_npz(path, self.result, self.controls.position, self.kind, self.selected)
+            else:
+                export_view(path, self.grid, self.heatmap, fmt)
+            self.status.showMessage(f"saved {Path(path).name}", 5000)
+        except OSError as exc:
+            QtWidgets.QMessageBox.warning(self, "Export failed", str(exc))
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        self.worker.cancel()
+        self.thread.quit()
+        self.thread.wait(5000)
+        super().closeEvent(event)

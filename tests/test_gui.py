@@ -1,0 +1,173 @@
+"""The app, offscreen, driven like a user: type, translate, step; compare what is drawn
+with an independent run of the decoding engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.checkpoint import load_checkpoint
+from core.decoding import DecodeSession
+from core.masks import causal_mask
+from gui.app import register_fonts
+from gui.main_window import MainWindow
+
+TEXT = "집에 누군가 있어?"
+
+
+@pytest.fixture
+def window(qtbot, tiny_checkpoint):
+    win = MainWindow(font_family=register_fonts())
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
+        win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    yield win
+    win.close()
+
+
+def type_korean(widget, text):
+    """Type as a Hangul IME does: each syllable is composed (pre-edit) and then committed."""
+    widget.setFocus()
+    for ch in text:
+        pre = QtGui.QInputMethodEvent(ch, [])
+        QtWidgets.QApplication.sendEvent(widget, pre)
+        commit = QtGui.QInputMethodEvent()
+        commit.setCommitString(ch)
+        QtWidgets.QApplication.sendEvent(widget, commit)
+
+
+def type_and_translate(qtbot, win, text=TEXT):
+    win.inputs.text.clear()
+    type_korean(win.inputs.text, text)
+    with qtbot.waitSignal(win.worker.translated, timeout=30000):
+        qtbot.keyClick(win.inputs.text, QtCore.Qt.Key.Key_Return)
+    return win.result
+
+
+def reference_session(tiny_checkpoint, text=TEXT):
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, text)
+    s.run()
+    return s
+
+
+def ticks(axis):
+    return [label for _, label in axis._tickLevels[0]]
+
+
+def test_heatmaps_equal_model_attention_while_stepping(qtbot, window, tiny_checkpoint):
+    result = type_and_translate(qtbot, window)
+    ref = reference_session(tiny_checkpoint)
+    maps = ref.maps()
+    assert window.inputs.text.text() == TEXT
+    assert result.translation == ref.translation
+    window.controls.set_position(0)
+    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
+    k = 3
+    assert window.controls.position == k
+    s = len(ref.source.ids)
+    assert s != k  # the cross-attention map below is not square
+
+    window.set_view("cross")
+    window.select(1, 2)
+    img = window.heatmap.image.image
+    assert img.shape == (k, s)  # T rows (queries) × S columns (keys): not transposed
+    np.testing.assert_allclose(img, maps.cross[1, 2, :k].numpy(), atol=1e-6)
+    assert ticks(window.heatmap.plot.getAxis("left")) == maps.tgt_tokens[:k]
+    assert ticks(window.heatmap.plot.getAxis("bottom")) == ref.source.tokens
+    grid_img = window.grid.images[1 * 4 + 2].image.image  # layer 2, head 3 thumbnail
+    np.testing.assert_allclose(grid_img, maps.cross[1, 2, :k].numpy(), atol=1e-6)
+
+    window.set_view("decoder")
+    img = window.heatmap.image.image
+    np.testing.assert_allclose(img, maps.decoder_self[1, 2, :k, :k].numpy(), atol=1e-6)
+    assert (img[np.triu_indices(k, 1)] == 0).all()
+    assert window.masks.causal.image.image.tolist() == causal_mask(k).float().tolist()
+    assert window.masks.combined.mask.tolist() == causal_mask(k).tolist()
+    assert window.masks.src_padding.mask.tolist() == [[False] * s]
+    assert len(window.grid.images) == 2 * 4  # every layer × head
+
+    window.set_view("encoder")
+    np.testing.assert_allclose(window.heatmap.image.image, maps.encoder_self[1, 2].numpy(), atol=1e-6)
+    assert window.heatmap.describe(0, 1).startswith(f"query 0 '{ref.source.tokens[0]}' → key 1")
+
+
+def test_back_and_keyboard_grow_and_shrink_decoder_rows(qtbot, window):
+    type_and_translate(qtbot, window)
+    window.set_view("decoder")
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Home)
+    assert window.controls.position == 0
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
+    assert window.heatmap.image.image.shape == (2, 2)
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_Left)
+    assert window.heatmap.image.image.shape == (1, 1)
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_End)
+    assert window.controls.position == len(window.result.steps)
+
+
+def test_padding_demo_shows_masked_pad_columns(qtbot, window):
+    window.inputs.pad_to.setValue(20)
+    result = type_and_translate(qtbot, window)
+    window.set_view("cross")
+    s_real = result.source.n_real
+    img = window.heatmap.image.image
+    assert img.shape[1] == 20 and (img[:, s_real:] == 0).all()
+    assert window.heatmap.mask[:, s_real:].all() and not window.heatmap.mask[:, :s_real].any()
+    assert window.masks.src_padding.mask[0].tolist() == [False] * s_real + [True] * (20 - s_real)
+
+
+def test_failed_checkpoint_load_keeps_previous_model(qtbot, window, tmp_path, monkeypatch):
+    before = type_and_translate(qtbot, window).translation
+    shown = []
+    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *a: shown.append(a[2]))
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text("{not json")
+    with qtbot.waitSignal(window.worker.load_failed, timeout=10000):
+        window.load_checkpoint(str(bad), "cpu")
+    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    assert "missing" in shown[0] or "invalid JSON" in shown[0]
+    after = type_and_translate(qtbot, window).translation
+    assert after == before
+
+
+def test_bad_input_keeps_last_result(qtbot, window):
+    good = type_and_translate(qtbot, window)
+    window.inputs.text.setText("   ")
+    with qtbot.waitSignal(window.worker.failed, timeout=10000):
+        window.translate()
+    qtbot.waitUntil(lambda: "empty" in window.status.currentMessage(), timeout=5000)
+    assert window.result is good
+    assert window.heatmap.image.image is not None
+
+
+def test_export_png_svg_npz(qtbot, window, tmp_path):
+    from gui.export import export_npz, export_view
+
+    type_and_translate(qtbot, window)
+    window.set_view("cross")
+    paths = export_view(tmp_path / "view.png", window.grid, window.heatmap, "png")
+    paths += export_view(tmp_path / "view.svg", window.grid, window.heatmap, "svg")
+    assert all(p.stat().st_size > 1000 for p in paths)
+    assert paths[2].read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    k = window.controls.position
+    data = np.load(export_npz(tmp_path / "t.npz", window.result, k, "cross", window.selected))
+    np.testing.assert_array_equal(data["cross_weights"], window.result.maps.cross[:, :, :k].numpy())
+    assert list(data["src_tokens"]) == window.result.maps.src_tokens
+    assert int(data["step"]) == k
+
+
+def test_font_size_and_colormap(qtbot, window):
+    size = window.font_size
+    window.change_font(+2)
+    assert QtWidgets.QApplication.instance().font().pointSize() == size + 2
+    window.set_colormap("cividis")
+    lut = window.heatmap.image.lut
+    assert lut is not None and not torch.equal(torch.tensor(np.asarray(lut)), torch.zeros(1))
