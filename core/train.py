@@ -221,14 +221,14 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
                 rate = window_tokens / max(time.time() - window_t, 1e-9)
                 bar.set_postfix(loss=f"{last_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:.0f}", epoch=epoch)
                 window_tokens, window_t = 0, time.time()
-            if step % opts.valid_every == 0 or step == opts.max_steps:
+            out_of_time = bool(opts.max_minutes) and (time.time() - started) / 60 >= opts.max_minutes
+            if step % opts.valid_every == 0 or step == opts.max_steps or out_of_time:
                 vl = evaluate_loss(model, valid, opts.max_tokens, device)
                 entry = {"step": step, "train_loss": last_loss, "valid_nll": vl, "wall_s": time.time() - started}
                 meta["history"].append(entry)
                 log.info("step %d train %.3f valid_nll %.3f", step, last_loss, vl)
                 with open(out / "log.jsonl", "a") as f:
                     f.write(json.dumps(entry) + "\n")
-            out_of_time = opts.max_minutes and (time.time() - started) / 60 >= opts.max_minutes
             if step % opts.save_every == 0 or step >= opts.max_steps or out_of_time:
                 checkpoint(f"step_{step}")
             if step >= opts.max_steps or out_of_time:
