@@ -59,6 +59,12 @@ def _average(args) -> int:
 
     out = average_checkpoints(args.checkpoints, args.out)
     print(f"averaged {len(args.checkpoints)} checkpoints into {out}")
+    if args.run:
+        from core.train import training_summary
+
+        summary = training_summary(args.run) | {"averaged": [Path(p).name for p in args.checkpoints]}
+        (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out / 'training.json'}")
     return 0
 
 
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("average", help="average the weights of several checkpoints of one run")
     a.add_argument("checkpoints", nargs="+")
     a.add_argument("--out", required=True)
+    a.add_argument("--run", default=None, help="training run directory: also write training.json")
 
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
     return parser

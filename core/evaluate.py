@@ -66,4 +66,16 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: i
 
 
 def write_json(result: dict, path: str) -> None:
-    Path(path).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Add ``result`` to the ``results`` list in ``path`` (replacing the entry for the same test
+    file and beam), so one eval.json collects every evaluation of a checkpoint."""
+    p = Path(path)
+    data = {"results": []}
+    if p.exists():
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            pass
+    rows = [r for r in data.get("results", []) if (r.get("src"), r.get("beam")) != (result["src"], result["beam"])]
+    rows.append(result)
+    data["results"] = sorted(rows, key=lambda r: (r["src"], r["beam"]))
+    p.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

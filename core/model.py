@@ -35,6 +35,14 @@ class DecoderOutput:
     cache: list[LayerCache]
 
 
+def _key_mask(key_padding: Tensor | None) -> Tensor | None:
+    """``[B, S]`` key padding -> ``[B, 1, 1, S]`` mask, or None when nothing is padded (faster path,
+    same result)."""
+    if key_padding is None or not bool(key_padding.any()):
+        return None
+    return cross_mask(key_padding)
+
+
 class Transformer(nn.Module):
     """Encoder-decoder Transformer, written from "Attention Is All You Need".
 
@@ -90,7 +98,7 @@ class Transformer(nn.Module):
         """
         if src_key_padding_mask is None:
             src_key_padding_mask = key_padding_mask(src, self.config.pad_id)
-        mask = cross_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys*
+        mask = _key_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys* (None if no pad)
         x = self.dropout(self.src_pos(self.src_embed(src) * math.sqrt(self.config.d_model)))
         weights = [] if need_weights else None
         for layer in self.encoder_layers:
@@ -122,9 +130,12 @@ class Transformer(nn.Module):
         """
         t0 = cache[0].self_k.size(2) if cache is not None else 0
         t_new = tgt.size(1)
-        causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
-        self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
-        c_mask = cross_mask(src_key_padding_mask)
+        if t_new == 1 and tgt_key_padding_mask is None:
+            self_mask = None  # one new query may see every cached key: nothing to mask
+        else:
+            causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
+            self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
+        c_mask = _key_mask(src_key_padding_mask)
         x = self.tgt_embed(tgt) * math.sqrt(self.config.d_model)
         x = self.dropout(self.tgt_pos(x, offset=t0))
         self_w = [] if need_weights else None

@@ -262,6 +262,28 @@ def _card(opts: TrainOptions, counts: dict, valid_counts: dict, meta: dict, mode
     return "\n".join(lines) + "\n"
 
 
+def training_summary(run: str | Path) -> dict:
+    """What a run did, for the shipped ``training.json``: options (data sets and weights),
+    steps, target tokens, wall time, final train loss and validation NLL history."""
+    run = Path(run)
+    opts = json.loads((run / "options.json").read_text())
+    state = json.loads((run / "train_state.json").read_text())
+    history = state.get("history", [])
+    return {
+        "command": "python -m core train " + " ".join(
+            [f"--train {' '.join(opts['train'])}", f"--valid {' '.join(opts['valid'])}"]
+            + [f"--{k.replace('_', '-')} {v}" for k, v in opts.items() if k not in ("train", "valid", "extra")]),
+        "options": opts,
+        "steps": state["step"],
+        "epochs_completed": state["epoch"],
+        "target_tokens": state["tokens"],
+        "wall_minutes": round(state["wall_s"] / 60, 1),
+        "final_train_loss": history[-1]["train_loss"] if history else None,
+        "final_valid_nll": history[-1]["valid_nll"] if history else None,
+        "valid_history": history,
+    }
+
+
 def run_from_args(args) -> int:
     """Entry point of ``python -m core train``."""
     fields = TrainOptions.__dataclass_fields__

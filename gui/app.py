@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                 win.show_result(result, args.steps)
         except (StudioError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
+            win.close()
             return 2
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)

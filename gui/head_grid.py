@@ -40,9 +40,12 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.layout_shape: tuple[int, int] = (0, 0)
         self.selected: tuple | None = None
         self.font = QtGui.QFont()
+        self._label_text: dict[int, tuple] = {}
+        self._ranged: dict[int, bool] = {}
 
     def _build(self, n: int, n_cols: int) -> None:
         self.clear()
+        self._label_text, self._ranged = {}, {}
         self.images, self.views, self.labels = [], [], []
         for i in range(n):
             r, c = divmod(i, n_cols)
@@ -73,12 +76,17 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 overlay = overlay_cache.get(id(cell.mask))
                 if overlay is None:
                     overlay = overlay_cache[id(cell.mask)] = mask_overlay(cell.mask)
+            shape_before = im.shape
             im.set(cell.matrix, cell.mask, overlay)
             rows, cols = cell.matrix.shape
-            view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
+            if im.shape != shape_before or not self._ranged.get(id(view)):
+                view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
+                self._ranged[id(view)] = True
             chosen = cell.key == self.selected
-            color = "#c0392b" if chosen else "#333333"
-            label.setText(("▶ " if chosen else "") + cell.title, color=color, size=f"{max(self.font.pointSize() - 2, 7)}pt")
+            text = (("▶ " if chosen else "") + cell.title, chosen, max(self.font.pointSize() - 2, 7))
+            if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
+                label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")
+                self._label_text[id(label)] = text
 
     def cell_at(self, scene_pos) -> tuple | None:
         for key, view in zip(self.keys, self.views):

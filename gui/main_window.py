@@ -37,6 +37,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.request_id = 0
         self.checkpoint_path: str | None = None
         self.model_info = "no model"
+        self._drawn: tuple | None = None  # what the grid and enlarged map currently show
         self._build_ui()
         self._build_menus()
         self._start_worker()
@@ -228,6 +229,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.masks.set_masks(m["causal"], m["src_key_padding"], m["tgt_key_padding"], src, tgt)
         self.grid.selected = self.selected
         if self.kind == "masks":
+            self._drawn = None
             cells = mask_cells(r, k)
             i = min(self.selected[0], len(cells) - 1)
             self.grid.selected = self.selected = (i, 0)
@@ -239,6 +241,11 @@ class MainWindow(QtWidgets.QMainWindow):
         n_layers, n_heads = v.weights.shape[:2]
         layer, head = min(self.selected[0], n_layers - 1), min(self.selected[1], n_heads - 1)
         self.grid.selected = self.selected = (layer, head)
+        # Encoder maps do not change while the decoder steps: skip redrawing identical images.
+        drawn = (id(r), self.kind, 0 if self.kind == "encoder" else k, self.selected, id(self.cmap))
+        if drawn == self._drawn:
+            return
+        self._drawn = drawn
         cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
                  for li in range(n_layers) for hi in range(n_heads)]
         self.grid.set_cells(cells, n_heads)
@@ -265,6 +272,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for w in (self.heatmap, self.topk, self.masks):
             w.set_font(font)
         self.grid.font = font
+        self._drawn = None
         self.redraw()
 
     def change_font(self, delta: int) -> None:

@@ -1,0 +1,282 @@
+"""Benchmarks as ratios measured side by side in one run (medians over repeats).
+
+Prints a markdown table and, as its last line, one JSON object. ``--write-docs`` regenerates
+docs/benchmarks.md. ``--quick`` keeps the whole run under a minute (fewer repeats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "checkpoints" / "ko-en-base"
+SENTENCES = ["나는 학생입니다.", "오늘 날씨가 정말 좋네요.", "이 책은 누구의 것입니까?", "그는 매일 아침 공원에서 달린다.",
+             "우리는 내일 서울에 갈 거예요.", "저는 커피보다 차를 더 좋아해요."]
+
+
+def median_time(fn, repeats: int) -> float:
+    """Median wall time of ``fn()`` in seconds (one warm-up call first)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def forced_tokens(model, n: int) -> list[int]:
+    """n target ids that are not special tokens (the content does not change the cost)."""
+    g = torch.Generator().manual_seed(0)
+    return torch.randint(4, model.config.tgt_vocab_size, (n,), generator=g).tolist()
+
+
+def bench_kv(ckpt, repeats: int, n: int = 40) -> dict:
+    model = ckpt.model
+    src = torch.tensor([ckpt.src_tokenizer.encode(SENTENCES[3]).ids + [model.config.eos_id]])
+    tokens = [model.config.bos_id] + forced_tokens(model, n - 1)
+    with torch.inference_mode():
+        enc = model.encode(src)
+
+    def cached(need_weights: bool):
+        def run():
+            with torch.inference_mode():
+                cache = None
+                for t in range(n):
+                    out = model.decode(torch.tensor([[tokens[t]]]), enc.memory, enc.src_key_padding_mask,
+                                       need_weights=need_weights, cache=cache)
+                    cache = out.cache
+        return run
+
+    def recompute():
+        with torch.inference_mode():
+            for t in range(1, n + 1):
+                model.decode(torch.tensor([tokens[:t]]), enc.memory, enc.src_key_padding_mask)
+
+    t_cached = median_time(cached(False), repeats)
+    t_weights = median_time(cached(True), repeats)
+    t_full = median_time(recompute, repeats)
+    return {"kv_speedup_40": t_full / t_cached, "capture_overhead": t_weights / t_cached,
+            "cached_ms_per_step": t_cached / n * 1000, "recompute_ms_per_step": t_full / n * 1000}
+
+
+class TorchReference(nn.Module):
+    """Same sizes as ours, built on torch.nn.Transformer (for the training-throughput ratio only)."""
+
+    def __init__(self, c) -> None:
+        super().__init__()
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
+        self.pos = nn.Embedding(c.max_len, c.d_model)
+        self.tf = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
+                                 c.dropout, batch_first=True)
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        self.generator.weight = self.tgt_embed.weight
+
+    def forward(self, src, tgt):
+        ps, pt = self.pos.weight[: src.size(1)], self.pos.weight[: tgt.size(1)]
+        causal = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool).triu(1)
+        h = self.tf(self.src_embed(src) + ps, self.tgt_embed(tgt) + pt, tgt_mask=causal,
+                    src_key_padding_mask=src.eq(0), tgt_key_padding_mask=tgt.eq(0), memory_key_padding_mask=src.eq(0))
+        return self.generator(h)
+
+
+def bench_train(config, repeats: int) -> dict:
+    from core.model import Transformer
+    from core.train import loss_fn
+
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(4, config.src_vocab_size, (48, 24), generator=g)
+    tgt = torch.randint(4, config.tgt_vocab_size, (48, 25), generator=g)
+    src[:8, -6:] = 0
+    tgt[:8, -6:] = 0
+    n_tokens = int(tgt[:, 1:].ne(0).sum())
+    result = {}
+    for name, model in (("ours", Transformer(config)), ("torch", TorchReference(config))):
+        model.train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+
+        def step(model=model, opt=opt):
+            logits = model(src, tgt[:, :-1])
+            loss = loss_fn(logits, tgt[:, 1:], 0, 0.1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+        result[name] = n_tokens / median_time(step, repeats)
+    return {"train_vs_torch": result["ours"] / result["torch"], "train_tokens_per_s": result["ours"],
+            "torch_train_tokens_per_s": result["torch"]}
+
+
+def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> dict:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    from core.maps import AttentionMaps
+    from core.masks import causal_mask
+    from core.translate import StepInfo, Translation
+    from gui.main_window import MainWindow
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k")
+    g = torch.Generator().manual_seed(0)
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=g).softmax(-1)
+
+    toks = [f"t{i}" for i in range(n)]
+    maps = AttentionMaps(rand(layers, heads, n, n), rand(layers, heads, n, n).tril(), rand(layers, heads, n, n),
+                         torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool), causal_mask(n), toks, toks)
+    steps = [StepInfo(t, 5, [(t, 0.5), ("x", 0.2)]) for t in toks]
+    from core.decoding import Source
+
+    result = Translation(Source("x", list(range(n)), toks, n), "x", steps, maps, "greedy")
+    win = MainWindow()
+    win.resize(1600, 950)
+    win.show()
+    win.show_result(result, n - 1)
+    per_kind = {}
+    for kind in ("encoder", "decoder", "cross"):
+        win.set_view(kind)
+        app.processEvents()
+
+        def one_step(kind=kind):
+            win.controls.set_position(n - 1)
+            win.controls.set_position(n)  # the redraw after one step
+            app.processEvents()
+        per_kind[kind] = median_time(one_step, repeats) / 2 * 1000
+    win.close()
+    return {"redraw_ms": sum(per_kind.values()), **{f"redraw_ms_{k}": v for k, v in per_kind.items()}}
+
+
+def bench_first_translation(repeats: int, checkpoint: str) -> dict:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, str(ROOT / "main.py"), "--text", SENTENCES[0], "--screenshot",
+                        "/tmp/bench_first.png", "--checkpoint", checkpoint], check=True, capture_output=True,
+                       env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        times.append(time.perf_counter() - t0)
+    return {"first_translation_s": statistics.median(times)}
+
+
+def bench_decode(ckpt, repeats: int) -> dict:
+    from core.beam import beam_search
+    from core.decoding import DecodeSession
+
+    c = ckpt.config
+    out = {}
+    for name, beam in (("greedy", 1), ("beam4", 4)):
+        counts = []
+
+        def run(beam=beam, counts=counts):
+            counts.clear()
+            for s in SENTENCES:
+                if beam == 1:
+                    sess = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, s)
+                    sess.run()
+                    counts.append(len(sess.steps))
+                else:
+                    counts.append(len(beam_search(ckpt.model, ckpt.src_tokenizer, s, beam=4)[0].ids) + 1)
+        t = median_time(run, repeats)
+        out[f"ms_per_token_{name}"] = t / sum(counts) * 1000
+    d, v = c.d_model, c.tgt_vocab_size
+    per_layer = 4 * d * d * 2 + 2 * d * c.d_ff  # self + cross projections (q,k,v,o) + FFN
+    touched = c.n_decoder_layers * per_layer + d * v  # + output projection
+    out["flops_per_token"] = 2 * touched
+    out["achieved_gflops_greedy"] = out["flops_per_token"] / (out["ms_per_token_greedy"] / 1000) / 1e9
+    a = torch.randn(1024, 1024)
+    t = median_time(lambda: a @ a, 5)
+    out["matmul_peak_gflops"] = 2 * 1024**3 / t / 1e9
+    out["fraction_of_matmul_peak_greedy"] = out["achieved_gflops_greedy"] / out["matmul_peak_gflops"]
+    return out
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__} ({torch.get_num_threads()} threads), " \
+           f"Python {platform.python_version()}"
+
+
+GOALS = {"kv_speedup_40": ("≥ 4", lambda x: x >= 4), "capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),
+         "train_vs_torch": ("≥ 0.9", lambda x: x >= 0.9), "redraw_ms": ("< 60", lambda x: x < 60),
+         "first_translation_s": ("< 4", lambda x: x < 4)}
+
+
+def table(results: dict) -> str:
+    lines = ["| metric | value | goal | met |", "|---|---|---|---|"]
+    for k, v in results.items():
+        goal, ok = GOALS.get(k, ("", None))
+        val = f"{v:.3g}" if isinstance(v, float) else str(v)
+        lines.append(f"| `{k}` | {val} | {goal} | {'' if ok is None else ('yes' if ok(v) else 'NO')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--quick", action="store_true", help="fewer repeats: under a minute")
+    p.add_argument("--checkpoint", default=str(SHIPPED))
+    p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
+    args = p.parse_args(argv)
+    from core.checkpoint import load_checkpoint
+
+    reps = 3 if args.quick else 9
+    ckpt = load_checkpoint(args.checkpoint, device="cpu")
+    results: dict = {}
+    results.update(bench_kv(ckpt, reps))
+    results.update(bench_train(ckpt.config, reps))
+    results.update(bench_redraw(reps))
+    results.update(bench_first_translation(1 if args.quick else 3, args.checkpoint))
+    results.update(bench_decode(ckpt, 1 if args.quick else 3))
+    results = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in results.items()}
+    md = table(results)
+    print(md)
+    if args.write_docs:
+        doc = ROOT / "docs" / "benchmarks.md"
+        doc.parent.mkdir(exist_ok=True)
+        doc.write_text(
+            "# Benchmarks\n\nGenerated by `python -m bench --write-docs"
+            + (" --quick" if args.quick else "") + "` (do not edit by hand).\n\n"
+            f"Machine: {machine()}.\nCheckpoint: `{Path(args.checkpoint).name}`. Medians over {reps} repeats; "
+            "ratios measured side by side in the same run.\n\n" + md + "\n\n" + NOTES, encoding="utf-8")
+    print(json.dumps(results))
+    return 0
+
+
+NOTES = """Definitions:
+- `kv_speedup_40`: time to produce 40 decoder positions by re-running the whole prefix each step, divided
+  by the time with the key/value cache (one new position per step); weights not captured in either.
+- `capture_overhead`: cached decoding with attention weights returned (explicit softmax path) / without (SDPA).
+- `train_vs_torch`: our forward+backward+Adam tokens/s / the same sizes built on `torch.nn.Transformer`,
+  same padded batch (48 × 24 source, 48 × 24 target), dropout as configured.
+- `redraw_ms`: one step's redraw of the 6 × 8 grid plus the enlarged map and mask panel at S = T = 40,
+  summed over the three kinds (encoder, decoder, cross), offscreen.
+- `first_translation_s`: `python main.py --text … --screenshot` wall time: process start, imports, model
+  load, translation, render and PNG save (an upper bound on "first translation shown").
+- `flops_per_token`: 2 × parameters touched per decoder step (decoder layers + output projection);
+  `achieved_gflops_greedy` divides it by the measured greedy ms/token; `matmul_peak_gflops` is a
+  1024 × 1024 float32 matmul on the same machine, the practical ceiling.
+"""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
