@@ -219,7 +219,10 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
             bar.update(1)
             if step % 20 == 0:
                 rate = window_tokens / max(time.time() - window_t, 1e-9)
-                bar.set_postfix(loss=f"{last_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:.0f}", epoch=epoch)
+                extra = {}
+                if opts.max_minutes:  # tqdm's ETA is for max_steps; this one is for the time budget
+                    extra["time_left"] = f"{max(0.0, opts.max_minutes - (time.time() - started) / 60):.0f}m"
+                bar.set_postfix(loss=f"{last_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{rate:.0f}", epoch=epoch, **extra)
                 window_tokens, window_t = 0, time.time()
             out_of_time = bool(opts.max_minutes) and (time.time() - started) / 60 >= opts.max_minutes
             if step % opts.valid_every == 0 or step == opts.max_steps or out_of_time:

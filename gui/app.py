@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import pyqtgraph as pg
-    from PySide6 import QtCore, QtWidgets
+    from PySide6 import QtWidgets
 
     pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k", antialias=True)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
@@ -86,11 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         win.close()
         return 0
     win.show()
-    win.load_checkpoint(args.checkpoint, args.device)
     if args.text:
         win.inputs.text.setText(args.text)
         win.inputs.reference.setText(args.reference or "")
-        win.worker.loaded.connect(lambda _: win.translate(), QtCore.Qt.ConnectionType.SingleShotConnection)
+        win.translate_when_loaded = True
+    win.load_checkpoint(args.checkpoint, args.device)
     return app.exec()
 
 

@@ -37,6 +37,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.request_id = 0
         self.checkpoint_path: str | None = None
         self.model_info = "no model"
+        self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
         self._build_ui()
         self._build_menus()
@@ -132,7 +133,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.load_failed.connect(self._on_load_failed)
         self.worker.translated.connect(self._on_translated)
         self.worker.failed.connect(self._on_failed)
-        self.worker.cancelled.connect(lambda rid: self.status.showMessage("translation cancelled", 5000))
+        self.worker.cancelled.connect(self._on_cancelled)  # a bound slot: runs on the GUI thread
         self.worker.busy.connect(self.inputs.set_busy)
         self.thread.start()
 
@@ -159,6 +160,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)
         self.status.showMessage(self.model_info)
+        if self.translate_when_loaded and self.inputs.text.text().strip():
+            self.translate_when_loaded = False
+            self.translate()
+
+    def _on_cancelled(self, request_id: int) -> None:
+        self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
 
     def _on_load_failed(self, reason: str) -> None:
         self.status.showMessage(f"could not open checkpoint; still using {self.model_info}")
