@@ -193,7 +193,7 @@ def bench_decode(ckpt, repeats: int) -> dict:
         t = median_time(run, repeats)
         out[f"ms_per_token_{name}"] = t / sum(counts) * 1000
     d, v = c.d_model, c.tgt_vocab_size
-    per_layer = 4 * d * d * 2 + 2 * d * c.d_ff  # self + cross projections (q,k,v,o) + FFN
+    per_layer = 6 * d * d + 2 * d * c.d_ff  # self q,k,v,o + cross q,o (cross K/V are cached) + FFN
     touched = c.n_decoder_layers * per_layer + d * v  # + output projection
     out["flops_per_token"] = 2 * touched
     out["achieved_gflops_greedy"] = out["flops_per_token"] / (out["ms_per_token_greedy"] / 1000) / 1e9

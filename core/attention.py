@@ -66,29 +66,40 @@ class MultiHeadAttention(nn.Module):
         b, t, _ = x.shape  # [B, T, D] -> [B, H, T, d_head]
         return x.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
 
+    def project_q(self, x: Tensor) -> Tensor:
+        """Queries for ``x [B, T_q, D]`` as ``[B, H, T_q, d_head]``."""
+        return self._split(self.w_q(x))
+
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values for ``x [B, T_k, D]`` as ``([B, H, T_k, d_head], [B, H, T_k, d_head])``."""
-        return self._split(self.w_k(x)), self._split(self.w_v(x))
+        w = torch.cat([self.w_k.weight, self.w_v.weight])
+        b = torch.cat([self.w_k.bias, self.w_v.bias])
+        k, v = F.linear(x, w, b).chunk(2, dim=-1)  # one GEMM for W^K and W^V
+        return self._split(k), self._split(v)
+
+    def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention projections of ``x [B, T, D]`` in one GEMM: three ``[B, H, T, d_head]``."""
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
+        b = torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
+        return self._split(q), self._split(k), self._split(v)
 
     def attend(
-        self, x_q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = False
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, need_weights: bool = False
     ) -> tuple[Tensor, Tensor | None]:
-        """Attend from queries ``x_q [B, T_q, D]`` to projected ``k, v [B, H, T_k, d_head]``.
+        """Attend with projected ``q [B, H, T_q, d_head]`` to ``k, v [B, H, T_k, d_head]``.
 
         Returns ``(out [B, T_q, D], weights [B, H, T_q, T_k] or None)``.
         """
-        q = self._split(self.w_q(x_q))
         if need_weights:
             out, weights = scaled_dot_product(q, k, v, mask, self.dropout if self.training else None)
         else:
             weights = None
-            attn_mask = None
-            if mask is not None:
-                attn_mask = torch.zeros(mask.shape, dtype=q.dtype, device=q.device)
-                attn_mask = attn_mask.masked_fill(mask, torch.finfo(q.dtype).min)
             p = self.dropout_p if self.training else 0.0
+            # SDPA's boolean mask means True = *may* attend: invert ours.
+            attn_mask = None if mask is None else ~mask
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
-            if mask is not None:  # a fully masked row attends to nothing: output 0, as above
+            if mask is not None:  # a fully masked row attends to nothing: 0, never NaN, on every kernel
                 out = out.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head)
@@ -105,5 +116,8 @@ class MultiHeadAttention(nn.Module):
         Returns:
             ``(out [B, T_q, D], weights [B, H, T_q, T_k] or None)``.
         """
-        k, v = self.project_kv(x_kv)
-        return self.attend(x_q, k, v, mask, need_weights)
+        if x_kv is x_q:
+            q, k, v = self.project_qkv(x_q)
+        else:
+            q, (k, v) = self.project_q(x_q), self.project_kv(x_kv)
+        return self.attend(q, k, v, mask, need_weights)

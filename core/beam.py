@@ -47,7 +47,8 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
     """Beam search for one sentence; returns up to ``n_best`` (default ``beam``) distinct
     hypotheses, best first. Each ends with exactly one EOS or is marked ``truncated``.
 
-    Finished hypotheses leave the beam (never extended). Search stops when no live
+    Shrinking beam: every hypothesis that ends with EOS leaves the beam and takes one of the
+    k slots with it, so beam 1 is exactly greedy. Search stops when all slots have finished, or when no live
     hypothesis can beat the best finished one: since log-probabilities only fall and
     lp grows with length, a live hypothesis's best reachable score is logP / lp(max length).
     ``should_stop()`` (optional) is polled each step for cancellation; raising is the caller's job.
@@ -75,7 +76,10 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
             last = torch.tensor([[s[-1] if s else c.bos_id] for s in seqs], device=device)
             out = model.decode(last, memory.expand(len(seqs), -1, -1), kpm.expand(len(seqs), -1), cache=cache)
             cand = logps[:, None] + out.logits[:, -1].float().log_softmax(-1)  # [k, V]
-            flat_lp, flat_i = cand.flatten().topk(min(2 * beam, cand.numel()))
+            # Shrinking beam: the best `width` continuations; each EOS among them finishes a
+            # hypothesis and takes its slot for good (so beam 1 is exactly greedy).
+            width = beam - len(finished)  # slots not yet taken by a finished hypothesis
+            flat_lp, flat_i = cand.flatten().topk(min(width, cand.numel()))
             v = cand.size(1)
             new_seqs, new_lp, parents = [], [], []
             for lp, i in zip(flat_lp.tolist(), flat_i.tolist()):
@@ -87,8 +91,8 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
                     new_seqs.append(seqs[parent] + [tok])
                     new_lp.append(lp)
                     parents.append(parent)
-                    if len(new_seqs) == beam:
-                        break
+            if not new_seqs:  # every slot has finished
+                break
             cache = [lc.select(torch.tensor(parents, device=device)) for lc in out.cache]
             seqs, logps = new_seqs, torch.tensor(new_lp, device=device)
             if finished:

@@ -55,7 +55,9 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: i
     refs = Path(ref).read_text(encoding="utf-8").splitlines()
     if len(sources) != len(refs):
         raise ValueError(f"{src} has {len(sources)} lines but {ref} has {len(refs)}")
-    if limit:
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {limit}")
         sources, refs = sources[:limit], refs[:limit]
     t0 = time.time()
     hyps = translate_corpus(ckpt, sources, beam=beam)

@@ -131,7 +131,7 @@ class DecoderLayer(nn.Module):
             ``(x [B, T_new, D], self weights [B, H, T_new, T_k] | None,
             cross weights [B, H, T_new, S] | None, cache covering all T_k positions)``.
         """
-        k_new, v_new = self.self_attn.project_kv(x)
+        q, k_new, v_new = self.self_attn.project_qkv(x)
         if cache is None:
             k, v = k_new, v_new
             ck, cv = self.cross_attn.project_kv(memory)
@@ -139,9 +139,9 @@ class DecoderLayer(nn.Module):
             k = torch.cat([cache.self_k, k_new], dim=2)
             v = torch.cat([cache.self_v, v_new], dim=2)
             ck, cv = cache.cross_k, cache.cross_v
-        a, w_self = self.self_attn.attend(x, k, v, self_mask, need_weights)
+        a, w_self = self.self_attn.attend(q, k, v, self_mask, need_weights)
         x = self.norm1(x + self.dropout(a))
-        a, w_cross = self.cross_attn.attend(x, ck, cv, cross_mask, need_weights)
+        a, w_cross = self.cross_attn.attend(self.cross_attn.project_q(x), ck, cv, cross_mask, need_weights)
         x = self.norm2(x + self.dropout(a))
         x = self.norm3(x + self.dropout(self.ff(x)))
         return x, w_self, w_cross, LayerCache(k, v, ck, cv)

@@ -79,6 +79,8 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
     """
     if beam < 1:
         raise InputError("beam size must be at least 1")
+    if top_k < 1:
+        raise InputError("top-k must be at least 1")
     model, src_tok, tgt_tok = ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer
     session = DecodeSession(model, src_tok, tgt_tok, text, pad_to=pad_to, top_k=top_k)
     hyps: list[Hypothesis] = []

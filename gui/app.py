@@ -26,6 +26,16 @@ def register_fonts() -> str:
     return family
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size must look like 1600x950, got {text!r}") from None
+    if not (200 <= w <= 10000 and 200 <= h <= 10000):
+        raise argparse.ArgumentTypeError("size must be between 200 and 10000 pixels per side")
+    return w, h
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="main.py", description="Attention Studio: see every attention head.")
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint directory")
@@ -41,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--font-size", type=int, default=11)
     p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
-    p.add_argument("--size", default="1600x950", help="window size WxH")
+    p.add_argument("--size", default="1600x950", type=_size, help="window size WxH")
     return p
 
 
@@ -59,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from gui.main_window import MainWindow
 
     win = MainWindow(font_family=family, font_size=args.font_size)
-    w, h = (int(x) for x in args.size.split("x"))
-    win.resize(w, h)
+    win.resize(*args.size)
     win.set_colormap(args.colormap)
     if args.screenshot:  # synchronous path: deterministic, no thread timing involved
         try:
@@ -76,15 +85,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             win.close()
             return 2
-        win.set_view(args.view)
-        win.select(args.layer - 1, args.head - 1)
-        win.show()
-        for _ in range(5):
-            app.processEvents()
-        win.grab().save(args.screenshot)
-        print(f"saved {args.screenshot}")
-        win.close()
-        return 0
+        try:
+            win.set_view(args.view)
+            win.select(max(args.layer, 1) - 1, max(args.head, 1) - 1)
+            win.show()
+            for _ in range(5):
+                app.processEvents()
+            if not win.grab().save(args.screenshot):
+                print(f"error: could not write {args.screenshot}", file=sys.stderr)
+                return 2
+            print(f"saved {args.screenshot}")
+            return 0
+        finally:
+            win.close()
     win.show()
     if args.text:
         win.inputs.text.setText(args.text)

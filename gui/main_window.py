@@ -168,6 +168,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
 
     def _on_load_failed(self, reason: str) -> None:
+        ck = self.worker.checkpoint
+        self.inputs.device.blockSignals(True)  # the selector shows where the model really is
+        self.inputs.device.setCurrentIndex(0 if ck is None or ck.device.type == "cpu" else 1)
+        self.inputs.device.blockSignals(False)
         self.status.showMessage(f"could not open checkpoint; still using {self.model_info}")
         QtWidgets.QMessageBox.critical(self, "Could not open checkpoint",
                                        f"{reason}\n\nThe previous model stays loaded.")
@@ -178,6 +182,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref)
 
     def translate(self) -> int:
+        self.worker.cancel()  # a newer request supersedes any search still running
         self.request_id += 1
         self.status.showMessage("translating …")
         self.request_translate.emit(self.request_id, self.current_request())
@@ -310,5 +315,5 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         self.worker.cancel()
         self.thread.quit()
-        self.thread.wait(5000)
+        self.thread.wait()  # a checkpoint load cannot be interrupted; let it finish
         super().closeEvent(event)

@@ -66,7 +66,7 @@ class Evil:
         return (exec, ("open('PWNED','w').write('x')",))
 
 
-@pytest.mark.parametrize("name,how,msg", [
+BAD_CHECKPOINTS = [
     ("missing weights", lambda d: (d / "model.safetensors").unlink(), "model.safetensors: missing"),
     ("truncated", lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:500]),
      "model.safetensors: not a readable safetensors"),
@@ -80,7 +80,10 @@ class Evil:
     ("stray pickle", lambda d: (d / "model.pt").write_bytes(pickle.dumps(Evil())), "pickle-style file"),
     ("vocab mismatch", lambda d: shutil.copy(d / "tokenizer_src.json", d / "tokenizer_tgt.json"), "vocabulary has"),
     ("missing tokenizer", lambda d: (d / "tokenizer_src.json").unlink(), "tokenizer_src.json: missing"),
-])
+]
+
+
+@pytest.mark.parametrize("name,how,msg", BAD_CHECKPOINTS)
 def test_bad_checkpoints_raise_project_error(tiny_checkpoint, tmp_path, monkeypatch, name, how, msg):
     monkeypatch.chdir(tmp_path)
     d = corrupt(tiny_checkpoint, tmp_path, how)

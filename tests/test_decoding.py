@@ -130,3 +130,70 @@ def test_empty_input_is_a_clear_error(ck, text):
 def test_overlong_input_is_truncated_with_notice(ck):
     r = translate(ck, "가나다라마바사 " * 100)
     assert "only the first" in r.notice and len(r.source.ids) == ck.config.max_len
+
+
+class Scripted:
+    """Wraps a model's decode so the next-token distribution follows a script: at step t the
+    log-probabilities are ``script(t)`` (a dict id -> probability; the rest share what is left)."""
+
+    def __init__(self, model, script):
+        self.model, self.script, self.config = model, script, model.config
+
+    def parameters(self):
+        return self.model.parameters()
+
+    def encode(self, *a, **k):
+        return self.model.encode(*a, **k)
+
+    def decode(self, tgt, memory, kpm, tgt_kpm=None, need_weights=False, cache=None):
+        out = self.model.decode(tgt, memory, kpm, tgt_kpm, need_weights=need_weights, cache=cache)
+        t = out.cache[0].self_k.size(2) - 1  # position of the new token
+        v = out.logits.size(-1)
+        logits = torch.full_like(out.logits, -30.0)
+        for row in range(out.logits.size(0)):
+            prev = int(tgt[row, -1])
+            probs = self.script(t, prev)
+            rest = (1.0 - sum(probs.values())) / (v - len(probs))
+            row_p = torch.full((v,), rest)
+            for i, p in probs.items():
+                row_p[i] = p
+            logits[row, -1] = row_p.log()
+        out.logits = logits
+        return out
+
+
+def test_beam_one_is_greedy_when_eos_is_top(ck):
+    eos, a = 2, 10
+
+    def script(t, prev):  # EOS is the top choice at once; the runner-up would continue
+        return {eos: 0.5, a: 0.4} if t == 0 else {eos: 0.99}
+
+    model = Scripted(ck.model, script)
+    greedy = DecodeSession(model, ck.src_tokenizer, ck.tgt_tokenizer, SENTENCES[0])
+    greedy.run()
+    assert greedy.output_ids == [eos]
+    b1 = beam_search(model, ck.src_tokenizer, SENTENCES[0], beam=1, alpha=0.0)
+    assert [h.ids for h in b1] == [[]] and not b1[0].truncated
+    assert abs(b1[0].logprob - float(torch.tensor(0.5).log())) < 1e-4
+
+
+def test_beam_finds_a_better_sequence_than_greedy_and_stops(ck):
+    eos, a, b = 2, 10, 11
+
+    def script(t, prev):
+        if t == 0:
+            return {b: 0.5, a: 0.45}  # greedy takes b ...
+        if prev == a:
+            return {eos: 0.99}        # ... but a, EOS has probability 0.4455
+        return {eos: 0.45, 12: 0.3}   # b, EOS only 0.225
+
+    model = Scripted(ck.model, script)
+    greedy = DecodeSession(model, ck.src_tokenizer, ck.tgt_tokenizer, SENTENCES[0])
+    greedy.run()
+    assert greedy.output_ids == [b, eos]
+    hyps = beam_search(model, ck.src_tokenizer, SENTENCES[0], beam=2, alpha=0.0)
+    assert hyps[0].ids == [a] and not hyps[0].truncated
+    assert abs(hyps[0].logprob - float(torch.tensor(0.45 * 0.99).log())) < 1e-4
+    g_score = float(torch.tensor(0.5 * 0.45).log())
+    assert hyps[0].score > g_score
+    assert [h.ids for h in hyps] == [[a], [b]]  # n-best, distinct, each ended by one EOS

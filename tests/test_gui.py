@@ -4,8 +4,8 @@ with an independent run of the decoding engine."""
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
-import torch
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.checkpoint import load_checkpoint
@@ -165,9 +165,25 @@ def test_export_png_svg_npz(qtbot, window, tmp_path):
 
 
 def test_font_size_and_colormap(qtbot, window):
+    type_and_translate(qtbot, window)
     size = window.font_size
     window.change_font(+2)
     assert QtWidgets.QApplication.instance().font().pointSize() == size + 2
     window.set_colormap("cividis")
-    lut = window.heatmap.image.lut
-    assert lut is not None and not torch.equal(torch.tensor(np.asarray(lut)), torch.zeros(1))
+    expected = pg.colormap.get("cividis").getLookupTable(nPts=256)
+    np.testing.assert_array_equal(np.asarray(window.heatmap.image.lut), expected)
+    np.testing.assert_array_equal(np.asarray(window.grid.images[0].image.lut), expected)
+
+
+@pytest.mark.parametrize("text", ["나는 😀 행복해", "１２３！？", "나는\u200b학생\ufeff입니다", "hello world",
+                                  "가나다라마바사아자차카 " * 60, "나"])
+def test_hostile_input_through_the_gui(qtbot, window, text):
+    window.inputs.text.setText(text)
+    with qtbot.waitSignal(window.worker.translated, timeout=30000):
+        window.translate()
+    r = window.result
+    assert r.source.text == text
+    img = window.heatmap.image.image
+    assert img is not None and np.isfinite(img).all()
+    if len(text) > 300:
+        qtbot.waitUntil(lambda: "only the first" in window.status.currentMessage(), timeout=5000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from core.tokenizer import PAD, UNK
 from core.translate import translate
 
 from .conftest import ROOT, shipped
+from .test_checkpoint_tokenizer import BAD_CHECKPOINTS, corrupt
 
 HOSTILE = {
     "empty": "",
@@ -130,20 +132,14 @@ def test_cli_bad_options_are_one_line_errors(ck, capsys, args):
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("make", ["missing", "bad json", "pickle"])
-def test_cli_bad_checkpoint_is_one_line_error(tmp_path, capsys, tiny_checkpoint, make):
-    import shutil
-
-    d = tmp_path / "ck"
-    shutil.copytree(tiny_checkpoint, d)
-    if make == "missing":
-        (d / "model.safetensors").unlink()
-    elif make == "bad json":
-        (d / "config.json").write_text("[1, 2")
-    else:
-        (d / "weights.pth").write_bytes(b"\x80\x04cos\nsystem\n(S'touch PWNED'\ntR.")
+@pytest.mark.parametrize("name,how,msg", BAD_CHECKPOINTS)
+def test_cli_bad_checkpoint_is_one_line_error(tmp_path, capsys, tiny_checkpoint, monkeypatch, name, how, msg):
+    monkeypatch.chdir(tmp_path)
+    d = corrupt(tiny_checkpoint, tmp_path, how)
     code, _, err = run_cli(capsys, "나는", "--checkpoint", str(d))
-    assert code == 2 and err.count("\n") == 1 and str(d) in err
+    assert code == 2 and err.count("\n") == 1 and str(d) in err and "Traceback" not in err
+    assert re.search(msg, err)
+    assert not (tmp_path / "PWNED").exists()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
