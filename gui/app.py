@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.text:
                 win.inputs.text.setText(args.text)
                 win.inputs.reference.setText(args.reference or "")
+                win.inputs.pad_to.setValue(args.pad_to or 0)
+                if args.beam > 1:
+                    win.inputs.decoding.setCurrentIndex(1)
+                    win.inputs.beam.setValue(args.beam)
                 result = translate(ckpt, args.text, beam=args.beam, pad_to=args.pad_to, reference=args.reference)
                 win.show_result(result, args.steps)
         except (StudioError, ValueError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -267,10 +268,12 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _translation_text(self, k: int) -> str:
         r = self.result
-        done = " ".join(s.token for s in r.steps[:k])
+        tokens = [s.token for s in r.steps[:k]]
+        so_far = "".join(t for t in tokens if t != "[EOS]").replace("▁", " ").strip()
         label = "Reference (teacher forcing)" if r.mode == "teacher_forced" else "Translation"
-        return f"<b>{label}:</b> {r.translation if r.mode != 'teacher_forced' else r.reference}" \
-               f"<br><b>Output tokens so far:</b> {done or '(none yet)'}"
+        full = html.escape(r.translation if r.mode != "teacher_forced" else (r.reference or ""))
+        return (f"<b>{label}:</b> {full}<br><b>After step {k}:</b> {html.escape(so_far) or '…'}"
+                f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>")
 
     # ---------- presenter comfort and export ----------
     def apply_font(self) -> None:

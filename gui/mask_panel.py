@@ -53,7 +53,7 @@ class MaskPanel(QtWidgets.QWidget):
         self.causal = MaskView("causal mask [T, T]")
         self.src_padding = MaskView("source key padding [S]")
         self.tgt_padding = MaskView("target key padding [T]")
-        self.combined = MaskView("decoder self mask = causal ∨ tgt pad")
+        self.combined = MaskView("causal ∨ tgt padding")
         layout.addWidget(self.causal, 0, 0)
         layout.addWidget(self.combined, 0, 1)
         layout.addWidget(self.src_padding, 1, 0, 1, 2)

@@ -16,7 +16,7 @@ class TopKPanel(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
-        self.setXRange(0, 1, padding=0.02)
+        self.setXRange(0, 1.18, padding=0.02)  # room for the value labels
         self.setLabel("bottom", "probability")
         self.bars: pg.BarGraphItem | None = None
         self.texts: list[pg.TextItem] = []
@@ -28,26 +28,27 @@ class TopKPanel(pg.PlotWidget):
             self.getAxis(name).setStyle(tickFont=font)
 
     def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None) -> None:
-        """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red."""
-        if self.bars is not None:
-            self.removeItem(self.bars)
-        for t in self.texts:
-            self.removeItem(t)
-        self.texts = []
+        """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red.
+
+        Items are updated in place (no re-creation per step: this runs on every redraw)."""
         self.tokens = [t for t, _ in top_k]
         self.probs = np.array([p for _, p in top_k], dtype=float)
-        if not top_k:
-            self.bars = None
-            self.getAxis("left").setTicks([[]])
-            return
-        brushes = [pg.mkBrush("#c0392b" if t == chosen else "#2980b9") for t in self.tokens]
-        y = np.arange(len(top_k))
-        self.bars = pg.BarGraphItem(x0=0, y=y, height=0.7, width=self.probs, brushes=brushes)
-        self.addItem(self.bars)
-        for i, p in enumerate(self.probs):
-            label = pg.TextItem(f"{p:.3f}", color="k", anchor=(0, 0.5))
-            label.setPos(min(p, 0.85) + 0.01, i)
+        n = len(top_k)
+        if self.bars is None:
+            self.bars = pg.BarGraphItem(x0=0, y=[], height=0.7, width=[])
+            self.addItem(self.bars)
+        while len(self.texts) < n:
+            label = pg.TextItem("", color="k", anchor=(0, 0.5))
             self.addItem(label)
             self.texts.append(label)
+        brushes = [pg.mkBrush("#c0392b" if t == chosen else "#2980b9") for t in self.tokens]
+        self.bars.setOpts(x0=0, y=np.arange(n), height=0.7, width=self.probs, brushes=brushes)
+        for i, label in enumerate(self.texts):
+            if i < n:
+                label.setText(f"{self.probs[i]:.3f}")
+                label.setPos(self.probs[i] + 0.01, i)
+                label.show()
+            else:
+                label.hide()
         self.getAxis("left").setTicks([[(i, t) for i, t in enumerate(self.tokens)]])
-        self.setYRange(-0.5, len(top_k) - 0.5, padding=0)
+        self.setYRange(-0.5, max(n, 1) - 0.5, padding=0)
