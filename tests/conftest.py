@@ -26,6 +26,17 @@ def tiny_config(**kw) -> ModelConfig:
     return ModelConfig(**base)
 
 
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch):
+    """A modal dialog would block an offscreen test forever: record its text instead."""
+    from PySide6 import QtWidgets
+
+    shown: list[str] = []
+    for name in ("critical", "warning", "information"):
+        monkeypatch.setattr(QtWidgets.QMessageBox, name, lambda *a, **k: shown.append(str(a[2]) if len(a) > 2 else ""))
+    return shown
+
+
 @pytest.fixture
 def tiny_model() -> Transformer:
     torch.manual_seed(0)

@@ -123,10 +123,9 @@ def test_padding_demo_shows_masked_pad_columns(qtbot, window):
     assert window.masks.src_padding.mask[0].tolist() == [False] * s_real + [True] * (20 - s_real)
 
 
-def test_failed_checkpoint_load_keeps_previous_model(qtbot, window, tmp_path, monkeypatch):
+def test_failed_checkpoint_load_keeps_previous_model(qtbot, window, tmp_path, no_modal_dialogs):
     before = type_and_translate(qtbot, window).translation
-    shown = []
-    monkeypatch.setattr(QtWidgets.QMessageBox, "critical", lambda *a: shown.append(a[2]))
+    shown = no_modal_dialogs
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "config.json").write_text("{not json")
