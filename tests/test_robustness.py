@@ -162,8 +162,17 @@ def test_gui_never_blocked_over_100ms_during_long_beam_and_cancel_works(qtbot):
     win = MainWindow()
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(shipped()), "cpu")  # a real-size model: the search takes seconds
-    win.inputs.text.setText("가나다라마바사아자차카타파하 " * 8)
+        win.load_checkpoint(str(shipped()), "cpu")  # the real-size shipped model
+    model = win.worker.checkpoint.model
+    real_decode = model.decode
+
+    def no_eos_decode(*args, **kwargs):  # keep every hypothesis alive: a long, compute-bound search
+        out = real_decode(*args, **kwargs)
+        out.logits[..., model.config.eos_id] = float("-inf")
+        return out
+
+    model.decode = no_eos_decode
+    win.inputs.text.setText("오늘은 날씨가 좋아서 공원에 갔다. " * 40)
     win.inputs.decoding.setCurrentIndex(1)
     win.inputs.beam.setValue(16)
     gaps, last = [], [time.perf_counter()]
@@ -178,7 +187,7 @@ def test_gui_never_blocked_over_100ms_during_long_beam_and_cancel_works(qtbot):
     timer.start(10)
     win.translate()
     qtbot.waitUntil(win.inputs.cancel_button.isEnabled, timeout=5000)
-    qtbot.wait(400)  # let the search run while the GUI thread keeps ticking
+    qtbot.wait(300)  # let the search run while the GUI thread keeps ticking
     assert win.inputs.cancel_button.isEnabled()
     with qtbot.waitSignal(win.worker.cancelled, timeout=20000):
         qtbot.mouseClick(win.inputs.cancel_button, QtCore.Qt.MouseButton.LeftButton)
