@@ -25,6 +25,9 @@ def _translate(args) -> int:
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
     status = 0
     for text in texts:
+        if args.text == "-" and not text.strip():
+            print("", flush=True)  # a blank line stays a blank line (keeps outputs aligned)
+            continue
         try:
             r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k)
             line = json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False) if args.json else r.translation

@@ -38,6 +38,12 @@ def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
     )
 
 
+def _no_surrogates(text: str) -> str:
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+    return text
+
+
 @dataclass
 class Encoding:
     """ids and tokens ``[N]`` of one text, and each token's (start, end) character offsets
@@ -88,11 +94,12 @@ class TextTokenizer:
 
     def normalize(self, text: str) -> str:
         """The text as the tokenizer sees it (NFC, full-width folded, whitespace collapsed)."""
-        return self.tokenizer.normalizer.normalize_str(text)
+        return self.tokenizer.normalizer.normalize_str(_no_surrogates(text))
 
     def encode(self, text: str) -> Encoding:
-        """Tokenize ``text`` (normalized first). Unknown characters become ``[UNK]``."""
-        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        """Tokenize ``text`` (normalized first). Unknown characters become ``[UNK]``; bytes that
+        were not valid UTF-8 (lone surrogates from the command line) become U+FFFD first."""
+        enc = self.tokenizer.encode(_no_surrogates(text), add_special_tokens=False)
         return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
 
     def decode(self, ids: Iterable[int]) -> str:

@@ -11,7 +11,7 @@ from core.checkpoint import Checkpoint
 from core.decoding import DecodeSession, Source, prepare_source, teacher_forced
 from core.errors import InputError
 from core.maps import AttentionMaps
-from core.tokenizer import BOS, EOS
+from core.tokenizer import BOS, EOS, _no_surrogates
 
 
 @dataclass
@@ -42,7 +42,7 @@ class Translation:
         """A JSON-ready dict (see ``python -m core translate --json``); masks True = masked."""
         m = self.maps
         return {
-            "source": self.source.text,
+            "source": _no_surrogates(self.source.text),  # undecodable bytes as U+FFFD, valid UTF-8 out
             "translation": self.translation,
             "mode": self.mode,
             "beam": self.beam,
@@ -81,6 +81,8 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
         raise InputError("beam size must be at least 1")
     if top_k < 1:
         raise InputError("top-k must be at least 1")
+    if beam > 64:
+        raise InputError(f"beam size {beam} is too large (at most 64)")
     model, src_tok, tgt_tok = ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer
     session = DecodeSession(model, src_tok, tgt_tok, text, pad_to=pad_to, top_k=top_k)
     hyps: list[Hypothesis] = []
@@ -100,6 +102,13 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps],
         session.source.notice,
     )
+    n_unk = session.source.tokens.count("[UNK]")
+    if n_unk:
+        result.notice = (result.notice + "; " if result.notice else "") + \
+            f"{n_unk} character(s) unknown to the model are shown as [UNK]"
+    if pad_to is not None and pad_to < session.source.n_real:
+        result.notice = (result.notice + "; " if result.notice else "") + \
+            f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added"
     if session.truncated:
         result.notice = (result.notice + "; " if result.notice else "") + "output stopped at the length limit"
     if reference is not None:

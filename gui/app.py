@@ -90,8 +90,14 @@ def main(argv: list[str] | None = None) -> int:
             win.close()
             return 2
         try:
+            c = ckpt.config
+            if args.view != "masks":
+                n_layers = c.n_encoder_layers if args.view == "encoder" else c.n_decoder_layers
+                if not (1 <= args.layer <= n_layers and 1 <= args.head <= c.n_heads):
+                    print(f"error: --layer must be 1..{n_layers} and --head 1..{c.n_heads} (1-based)", file=sys.stderr)
+                    return 2
             win.set_view(args.view)
-            win.select(max(args.layer, 1) - 1, max(args.head, 1) - 1)
+            win.select(args.layer - 1, args.head - 1)
             win.show()
             for _ in range(5):
                 app.processEvents()

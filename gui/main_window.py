@@ -20,6 +20,11 @@ from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, step_text, v
 from gui.worker import ModelWorker, TranslateRequest
 
 
+GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
+MASKS_CAPTION = "The masks at this step (dark = masked, True: may not attend); click one to enlarge:"
+MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[(250, 250, 250), (90, 90, 90)])  # as in the mask panel
+
+
 class MainWindow(QtWidgets.QMainWindow):
     """Attention Studio. ``request_load``/``request_translate`` reach the worker through
     queued signals; results come back as signals and are drawn on the GUI thread."""
@@ -75,7 +80,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.grid = HeadGrid(self.cmap)
         self.grid.clicked.connect(self._on_cell_clicked)
         cv.addWidget(self.view_selector)
-        cv.addWidget(QtWidgets.QLabel("Every layer (rows) × head (columns); click one to enlarge:"))
+        self.grid_caption = QtWidgets.QLabel(GRID_CAPTION)
+        cv.addWidget(self.grid_caption)
         cv.addWidget(self.grid, 1)
         right = QtWidgets.QWidget()
         rv = QtWidgets.QVBoxLayout(right)
@@ -241,6 +247,8 @@ class MainWindow(QtWidgets.QMainWindow):
         tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
         self.masks.set_masks(m["causal"], m["src_key_padding"], m["tgt_key_padding"], src, tgt)
         self.grid.selected = self.selected
+        self._apply_colormap(MASK_CMAP if self.kind == "masks" else self.cmap)
+        self.grid_caption.setText(MASKS_CAPTION if self.kind == "masks" else GRID_CAPTION)
         if self.kind == "masks":
             self._drawn = None
             cells = mask_cells(r, k)
@@ -248,7 +256,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.grid.selected = self.selected = (i, 0)
             self.grid.set_cells([Cell(t, x.astype(np.float32), None, (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
             title, x, rows, cols = cells[i]
-            self.heatmap.set_matrix(x.astype(np.float32), None, rows, cols, f"{title} (1 = masked)")
+            self.heatmap.set_matrix(x.astype(np.float32), None, rows, cols, f"{title} — dark = masked")
             return
         v = view_at(r, k, self.kind)
         n_layers, n_heads = v.weights.shape[:2]
@@ -296,8 +304,17 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def set_colormap(self, name: str) -> None:
         self.cmap = pg.colormap.get(name)
-        self.heatmap.set_colormap(self.cmap)
-        self.grid.set_colormap(self.cmap)
+        self._drawn = None
+        self.redraw()
+        if self.kind != "masks":
+            self._apply_colormap(self.cmap)
+
+    def _apply_colormap(self, cmap: pg.ColorMap) -> None:
+        if getattr(self, "_applied_cmap", None) is cmap:
+            return
+        self._applied_cmap = cmap
+        self.heatmap.set_colormap(cmap)
+        self.grid.set_colormap(cmap)
 
     def _export(self, fmt: str) -> None:
         if self.result is None:

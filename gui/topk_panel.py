@@ -16,7 +16,7 @@ class TopKPanel(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
-        self.setXRange(0, 1.18, padding=0.02)  # room for the value labels
+        self.setXRange(0, 1.3, padding=0.02)  # room for the value labels
         self.setLabel("bottom", "probability")
         self.bars: pg.BarGraphItem | None = None
         self.texts: list[pg.TextItem] = []
