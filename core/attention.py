@@ -61,7 +61,6 @@ class MultiHeadAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model)
         self.dropout_p = dropout
         self.dropout = nn.Dropout(dropout)
-        self._fused: tuple | None = None  # (weight versions, stacked W, stacked b), see _fused_qkv
 
     def _split(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape  # [B, T, D] -> [B, H, T, d_head]
@@ -78,20 +77,10 @@ class MultiHeadAttention(nn.Module):
         k, v = F.linear(x, w, b).chunk(2, dim=-1)  # one GEMM for W^K and W^V
         return self._split(k), self._split(v)
 
-    def _fused_qkv(self) -> tuple[Tensor, Tensor]:
-        """W^Q, W^K, W^V stacked ``[3D, D]`` (and biases). Without autograd the stacked copy is
-        reused until a weight changes (decoding would otherwise re-copy it every step)."""
-        params = (self.w_q.weight, self.w_k.weight, self.w_v.weight, self.w_q.bias, self.w_k.bias, self.w_v.bias)
-        if torch.is_grad_enabled():
-            return torch.cat(params[:3]), torch.cat(params[3:])
-        key = tuple((p.data_ptr(), p._version) for p in params)
-        if self._fused is None or self._fused[0] != key:
-            self._fused = (key, torch.cat(params[:3]), torch.cat(params[3:]))
-        return self._fused[1], self._fused[2]
-
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention projections of ``x [B, T, D]`` in one GEMM: three ``[B, H, T, d_head]``."""
-        w, b = self._fused_qkv()
+        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
+        b = torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
         q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
         return self._split(q), self._split(k), self._split(v)
 

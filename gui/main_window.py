@@ -19,7 +19,6 @@ from gui.topk_panel import TopKPanel
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, step_text, view_at
 from gui.worker import ModelWorker, TranslateRequest
 
-
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
 MASKS_CAPTION = "The masks at this step (dark = masked, True: may not attend); click one to enlarge:"
 MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[(250, 250, 250), (90, 90, 90)])  # as in the mask panel
