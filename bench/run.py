@@ -119,18 +119,14 @@ def bench_train(config, repeats: int) -> dict:
             "torch_train_tokens_per_s": result["torch"]}
 
 
-def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> dict:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import pyqtgraph as pg
-    from PySide6 import QtWidgets
-
+def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
+    """A Translation with random row-stochastic maps ``[L, H, n, n]`` and n steps, for redraw
+    measurements and GUI stress tests (no model needed)."""
+    from core.decoding import Source
     from core.maps import AttentionMaps
     from core.masks import causal_mask
     from core.translate import StepInfo, Translation
-    from gui.main_window import MainWindow
 
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k")
     g = torch.Generator().manual_seed(0)
 
     def rand(*shape):
@@ -139,10 +135,20 @@ def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> 
     toks = [f"t{i}" for i in range(n)]
     maps = AttentionMaps(rand(layers, heads, n, n), rand(layers, heads, n, n).tril(), rand(layers, heads, n, n),
                          torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool), causal_mask(n), toks, toks)
-    steps = [StepInfo(t, 5, [(t, 0.5), ("x", 0.2)]) for t in toks]
-    from core.decoding import Source
+    steps = [StepInfo(t, 5, [(t, 0.6), ("x", 0.3)]) for t in toks]
+    return Translation(Source("x", list(range(n)), toks, n), "x", steps, maps, "greedy")
 
-    result = Translation(Source("x", list(range(n)), toks, n), "x", steps, maps, "greedy")
+
+def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> dict:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    from gui.main_window import MainWindow
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k")
+    result = synthetic_translation(layers, heads, n)
     win = MainWindow()
     win.resize(1600, 950)
     win.show()
