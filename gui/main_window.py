@@ -269,8 +269,10 @@ class MainWindow(QtWidgets.QMainWindow):
         cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
                  for li in range(n_layers) for hi in range(n_heads)]
         self.grid.set_cells(cells, n_heads)
-        self.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens,
-                                f"{KIND_TITLES[self.kind]} — layer {layer + 1}, head {head + 1}",
+        title = f"{KIND_TITLES[self.kind]} — layer {layer + 1}, head {head + 1}"
+        if k == 0 and self.kind != "encoder":
+            title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
+        self.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title,
                                 v.row_label, v.col_label)
 
     def _translation_text(self, k: int) -> str:

@@ -103,6 +103,7 @@ def test_back_and_keyboard_grow_and_shrink_decoder_rows(qtbot, window):
     window.set_view("decoder")
     qtbot.keyClick(window, QtCore.Qt.Key.Key_Home)
     assert window.controls.position == 0
+    assert "no decoder step yet" in window.heatmap.plot.titleLabel.text
     qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
     qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
     assert window.heatmap.image.image.shape == (2, 2)
