@@ -71,51 +71,47 @@ def main(argv: list[str] | None = None) -> int:
     win = MainWindow(font_family=family, font_size=args.font_size)
     win.resize(*args.size)
     win.set_colormap(args.colormap)
-    if args.screenshot:  # synchronous path: deterministic, no thread timing involved
-        try:
-            ckpt = load_checkpoint(args.checkpoint, device=args.device)
-            win.worker.checkpoint = ckpt
-            win._on_loaded(ckpt)
-            if args.text:
-                win.inputs.text.setText(args.text)
-                win.inputs.reference.setText(args.reference or "")
-                win.inputs.pad_to.setValue(args.pad_to or 0)
-                if args.beam > 1:
-                    win.inputs.decoding.setCurrentIndex(1)
-                    win.inputs.beam.setValue(args.beam)
-                result = translate(ckpt, args.text, beam=args.beam, pad_to=args.pad_to, reference=args.reference)
-                win.show_result(result, args.steps)
-        except (StudioError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            win.close()
-            return 2
-        try:
-            c = ckpt.config
-            if args.view != "masks":
-                n_layers = c.n_encoder_layers if args.view == "encoder" else c.n_decoder_layers
-                if not (1 <= args.layer <= n_layers and 1 <= args.head <= c.n_heads):
-                    print(f"error: --layer must be 1..{n_layers} and --head 1..{c.n_heads} (1-based)", file=sys.stderr)
-                    return 2
-            win.set_view(args.view)
-            win.select(args.layer - 1, args.head - 1)
-            win.show()
-            for _ in range(5):
-                app.processEvents()
-            if not win.grab().save(args.screenshot):
-                print(f"error: could not write {args.screenshot}", file=sys.stderr)
-                return 2
-            print(f"saved {args.screenshot}")
-            return 0
-        finally:
-            win.close()
-    win.show()
-    if args.text:
+    if args.text:  # one place fills the inputs; both paths below translate what they show
         win.inputs.text.setText(args.text)
         win.inputs.reference.setText(args.reference or "")
-        win.translate_when_loaded = True
-    win.load_checkpoint(args.checkpoint, args.device)
-    return app.exec()
-
+        win.inputs.pad_to.setValue(args.pad_to or 0)
+        if args.beam > 1:
+            win.inputs.decoding.setCurrentIndex(1)
+            win.inputs.beam.setValue(args.beam)
+    if not args.screenshot:
+        win.set_view(args.view)
+        win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
+        win.show()
+        win.translate_when_loaded = bool(args.text)
+        win.load_checkpoint(args.checkpoint, args.device)
+        return app.exec()
+    try:  # synchronous path: deterministic, no thread timing involved
+        ckpt = load_checkpoint(args.checkpoint, device=args.device)
+        win.worker.checkpoint = ckpt
+        win._on_loaded(ckpt)
+        c = ckpt.config
+        if args.view != "masks":
+            n_layers = c.n_encoder_layers if args.view == "encoder" else c.n_decoder_layers
+            if not (1 <= args.layer <= n_layers and 1 <= args.head <= c.n_heads):
+                raise ValueError(f"--layer must be 1..{n_layers} and --head 1..{c.n_heads} (1-based)")
+        if args.text:
+            req = win.current_request()
+            result = translate(ckpt, req.text, beam=req.beam, pad_to=req.pad_to, reference=req.reference)
+            win.show_result(result, args.steps)
+        win.set_view(args.view)
+        win.select(args.layer - 1, args.head - 1)
+        win.show()
+        for _ in range(5):
+            app.processEvents()
+        if not win.grab().save(args.screenshot):
+            raise ValueError(f"could not write {args.screenshot}")
+        print(f"saved {args.screenshot}")
+        return 0
+    except (StudioError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        win.close()
 
 if __name__ == "__main__":
     sys.exit(main())
