@@ -19,6 +19,13 @@ class ModelConfig:
     ``tie_output``: the target embedding and the pre-softmax projection share one matrix
     (§3.4). ``share_src_tgt_embed``: source and target embeddings are one matrix too
     (only valid when both vocabularies are the same size, i.e. a joint vocabulary).
+    ``norm_first``: pre-layer-norm (Nguyen & Salazar 2019, "Transformers without Tears"):
+    x + Sublayer(LayerNorm(x)) and a final LayerNorm after each stack. A deviation from the
+    paper's post-LN x = LayerNorm(x + Sublayer(x)) (§3.1); converges faster on small data.
+    ``dropout``: residual dropout (§5.4: each sub-layer's output and the embedding sums).
+    ``attention_dropout``: on the attention weights; ``activation_dropout``: on the FFN's
+    hidden activation. ``None`` means "same as ``dropout``" (what models before these
+    options did).
 
     Raises:
         ValueError: on inconsistent or mistyped values (see :meth:`validate`).
@@ -40,6 +47,9 @@ class ModelConfig:
     positional: str = "sinusoidal"
     tie_output: bool = True
     share_src_tgt_embed: bool = False
+    norm_first: bool = False
+    attention_dropout: float | None = None
+    activation_dropout: float | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -49,11 +59,26 @@ class ModelConfig:
         """Per-head query/key/value width, d_model / n_heads."""
         return self.d_model // self.n_heads
 
+    @property
+    def attn_dropout_p(self) -> float:
+        """Dropout probability on attention weights."""
+        return self.dropout if self.attention_dropout is None else self.attention_dropout
+
+    @property
+    def act_dropout_p(self) -> float:
+        """Dropout probability on the FFN hidden activation."""
+        return self.dropout if self.activation_dropout is None else self.activation_dropout
+
     def validate(self) -> None:
         """Check types and ranges. Raises ValueError naming the first bad field."""
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            want = {"int": int, "float": (int, float), "str": str, "bool": bool}[f.type]
+            type_name = f.type
+            if type_name.endswith(" | None"):
+                if value is None:
+                    continue
+                type_name = type_name[: -len(" | None")]
+            want = {"int": int, "float": (int, float), "str": str, "bool": bool}[type_name]
             ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
             if not ok:
                 raise ValueError(f"{f.name} must be {f.type}, got {value!r}")
@@ -65,8 +90,10 @@ class ModelConfig:
             raise ValueError("n_encoder_layers and n_decoder_layers must be >= 1")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        for name in ("dropout", "attention_dropout", "activation_dropout"):
+            p = getattr(self, name)
+            if p is not None and not 0.0 <= p < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {p}")
         if self.positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if self.share_src_tgt_embed and self.src_vocab_size != self.tgt_vocab_size:

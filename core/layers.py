@@ -1,5 +1,5 @@
-"""Encoder and decoder layers (post-LN, paper §3.1), position-wise FFN (§3.3),
-positional encodings (§3.5)."""
+"""Encoder and decoder layers (post-LN as in paper §3.1, or pre-LN as an option), position-wise
+FFN (§3.3), positional encodings (§3.5)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from core.attention import MultiHeadAttention
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2). ``[B, T, D] -> [B, T, D]``."""
+    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2). ``[B, T, D] -> [B, T, D]``.
+
+    ``dropout`` is the activation dropout, applied to the ``[B, T, d_ff]`` hidden layer."""
 
     def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
         super().__init__()
@@ -57,18 +59,31 @@ class PositionalEncoding(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """x = LayerNorm(x + Dropout(SelfAttn(x))); x = LayerNorm(x + Dropout(FFN(x))) (post-LN)."""
+    """Self-attention then FFN, each wrapped in a residual connection with LayerNorm.
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+    post-LN (paper §3.1): x = LayerNorm(x + Dropout(Sublayer(x))).
+    pre-LN (``norm_first``): x = x + Dropout(Sublayer(LayerNorm(x))).
+    ``dropout`` is the residual dropout; ``attn_dropout`` acts on attention weights,
+    ``act_dropout`` on the FFN hidden layer (both default to ``dropout``).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
+                 act_dropout: float | None = None, norm_first: bool = False) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
-        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout if attn_dropout is None else attn_dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """``x [B, S, D]``, ``mask`` bool ``[B, 1, 1, S]`` (True = pad key) -> ``(x, weights [B, H, S, S] | None)``."""
+        if self.norm_first:
+            h = self.norm1(x)
+            a, w = self.self_attn(h, h, mask, need_weights)
+            x = x + self.dropout(a)
+            return x + self.dropout(self.ff(self.norm2(x))), w
         a, w = self.self_attn(x, x, mask, need_weights)
         x = self.norm1(x + self.dropout(a))
         x = self.norm2(x + self.dropout(self.ff(x)))
@@ -98,13 +113,18 @@ class LayerCache:
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the memory, FFN; each with Add & Norm (post-LN)."""
+    """Masked self-attention, cross-attention over the memory, FFN; each with a residual
+    connection and LayerNorm, post-LN (paper §3.1) or pre-LN (``norm_first``), as in
+    :class:`EncoderLayer`."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float) -> None:
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
+                 act_dropout: float | None = None, norm_first: bool = False) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
-        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm_first = norm_first
+        p_attn = dropout if attn_dropout is None else attn_dropout
+        self.self_attn = MultiHeadAttention(d_model, n_heads, p_attn)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, p_attn)
+        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)
@@ -131,7 +151,8 @@ class DecoderLayer(nn.Module):
             ``(x [B, T_new, D], self weights [B, H, T_new, T_k] | None,
             cross weights [B, H, T_new, S] | None, cache covering all T_k positions)``.
         """
-        q, k_new, v_new = self.self_attn.project_qkv(x)
+        pre = self.norm_first
+        q, k_new, v_new = self.self_attn.project_qkv(self.norm1(x) if pre else x)
         if cache is None:
             k, v = k_new, v_new
             ck, cv = self.cross_attn.project_kv(memory)
@@ -140,8 +161,13 @@ class DecoderLayer(nn.Module):
             v = torch.cat([cache.self_v, v_new], dim=2)
             ck, cv = cache.cross_k, cache.cross_v
         a, w_self = self.self_attn.attend(q, k, v, self_mask, need_weights)
-        x = self.norm1(x + self.dropout(a))
-        a, w_cross = self.cross_attn.attend(self.cross_attn.project_q(x), ck, cv, cross_mask, need_weights)
-        x = self.norm2(x + self.dropout(a))
-        x = self.norm3(x + self.dropout(self.ff(x)))
+        x = x + self.dropout(a) if pre else self.norm1(x + self.dropout(a))
+        q_cross = self.cross_attn.project_q(self.norm2(x) if pre else x)
+        a, w_cross = self.cross_attn.attend(q_cross, ck, cv, cross_mask, need_weights)
+        if pre:
+            x = x + self.dropout(a)
+            x = x + self.dropout(self.ff(self.norm3(x)))
+        else:
+            x = self.norm2(x + self.dropout(a))
+            x = self.norm3(x + self.dropout(self.ff(x)))
         return x, w_self, w_cross, LayerCache(k, v, ck, cv)

@@ -47,7 +47,10 @@ class Transformer(nn.Module):
     """Encoder-decoder Transformer, written from "Attention Is All You Need".
 
     Embeddings are multiplied by √d_model (§3.4) and summed with positional encodings (§3.5);
-    ``tie_output`` shares the target embedding with the pre-softmax projection (§3.4).
+    ``tie_output`` shares the target embedding with the pre-softmax projection (§3.4);
+    ``share_src_tgt_embed`` makes source and target embeddings one matrix (joint vocabulary,
+    three-way tying, Press & Wolf 2017). With ``norm_first`` (pre-LN) each stack ends in a
+    final LayerNorm (``encoder_norm`` / ``decoder_norm``).
     """
 
     def __init__(self, config: ModelConfig) -> None:
@@ -61,12 +64,12 @@ class Transformer(nn.Module):
         self.src_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.tgt_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.dropout = nn.Dropout(c.dropout)
-        self.encoder_layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_encoder_layers)
-        )
-        self.decoder_layers = nn.ModuleList(
-            DecoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout) for _ in range(c.n_decoder_layers)
-        )
+        layer_args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout_p, c.act_dropout_p, c.norm_first)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.n_decoder_layers))
+        # pre-LN leaves the residual stream un-normalized: one final LayerNorm per stack
+        self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None
+        self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         self._reset_parameters()
         if c.tie_output:
@@ -105,6 +108,8 @@ class Transformer(nn.Module):
             x, w = layer(x, mask, need_weights)
             if weights is not None:
                 weights.append(w)
+        if self.encoder_norm is not None:
+            x = self.encoder_norm(x)
         return EncoderOutput(x, src_key_padding_mask, weights)
 
     def decode(
@@ -147,6 +152,8 @@ class Transformer(nn.Module):
             if need_weights:
                 self_w.append(ws)
                 cross_w.append(wc)
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
         return DecoderOutput(self.generator(x), self_w, cross_w, new_cache)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:

@@ -28,7 +28,18 @@ log = logging.getLogger("core.train")
 
 @dataclass
 class TrainOptions:
-    """Everything a run needs; saved as ``options.json`` in the run directory."""
+    """Everything a run needs; saved as ``options.json`` in the run directory.
+
+    ``max_tokens``: padded tokens per batch (longest side × sentences).
+    ``joint_vocab``: when > 0, one BPE vocabulary of this size over Korean and English, with
+    source embedding, target embedding and output projection tied (three-way); 0 keeps
+    separate ``src_vocab``/``tgt_vocab`` vocabularies.
+    ``precision``: "fp32", or "bf16" = autocast to bfloat16 for the forward pass with fp32
+    master weights, optimizer state and loss (CPU with AVX512-BF16, or CUDA).
+    ``init_from``: warm-start from a checkpoint directory (weights and tokenizers; fresh
+    optimizer and warm-up). ``chrf_lines``: greedy-translate the first N validation pairs
+    at every validation and keep the best-chrF checkpoint in ``OUT/best``.
+    """
 
     train: list[str]
     valid: list[str]
@@ -55,7 +66,17 @@ class TrainOptions:
     valid_every: int = 500
     save_every: int = 500
     keep: int = 5
+    joint_vocab: int = 0
+    norm_first: bool = False
+    attention_dropout: float | None = None
+    activation_dropout: float | None = None
+    precision: str = "fp32"
+    init_from: str = ""
+    chrf_lines: int = 0
     extra: dict = field(default_factory=dict)
+
+
+PRECISIONS = ("fp32", "bf16")
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float) -> float:
@@ -147,24 +168,32 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
     torch.manual_seed(opts.seed)
     train_pairs, counts = _load_sets(opts.train)
     valid_pairs, valid_counts = _load_sets(opts.valid)
-    if (out / "tokenizer_src.json").exists():
-        src_tok = TextTokenizer.from_file(out / "tokenizer_src.json")
-        tgt_tok = TextTokenizer.from_file(out / "tokenizer_tgt.json")
+    if opts.precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {opts.precision!r}")
+    init = load_checkpoint(opts.init_from, device="cpu") if opts.init_from else None
+    if init is not None:
+        src_tok, tgt_tok = init.src_tokenizer, init.tgt_tokenizer
+        config = init.config
+        for k in ("dropout", "attention_dropout", "activation_dropout"):  # regularization may change
+            setattr(config, k, getattr(opts, k))
+        config.validate()
     else:
-        uniq = list(dict.fromkeys(train_pairs))
-        src_tok = TextTokenizer.train((s for s, _ in uniq), opts.src_vocab)
-        tgt_tok = TextTokenizer.train((t for _, t in uniq), opts.tgt_vocab)
-        src_tok.save(out / "tokenizer_src.json")
-        tgt_tok.save(out / "tokenizer_tgt.json")
-    config = ModelConfig(
-        src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=opts.d_model,
-        n_heads=opts.n_heads, n_encoder_layers=opts.layers, n_decoder_layers=opts.layers, d_ff=opts.d_ff,
-        dropout=opts.dropout, max_len=opts.max_len, positional=opts.positional,
-    )
+        src_tok, tgt_tok = _tokenizers(opts, out, train_pairs)
+        config = ModelConfig(
+            src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=opts.d_model,
+            n_heads=opts.n_heads, n_encoder_layers=opts.layers, n_decoder_layers=opts.layers, d_ff=opts.d_ff,
+            dropout=opts.dropout, max_len=opts.max_len, positional=opts.positional,
+            share_src_tgt_embed=opts.joint_vocab > 0, norm_first=opts.norm_first,
+            attention_dropout=opts.attention_dropout, activation_dropout=opts.activation_dropout,
+        )
     c = config
     examples = encode_pairs(train_pairs, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
     valid = encode_pairs(valid_pairs, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
-    model = Transformer(config).to(device)
+    model = Transformer(config)
+    if init is not None:
+        model.load_state_dict(init.model.state_dict())
+        log.info("warm start from %s (fresh optimizer, %d warm-up steps)", opts.init_from, opts.warmup)
+    model.to(device)
     opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "wall_s": 0.0, "tokens": 0, "history": []}
     if resume and (out / "last" / "model.safetensors").exists():
@@ -173,7 +202,9 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
         meta = _load_train_state(out, opt, device)
         log.info("resumed at step %d (epoch %d, batch %d)", meta["step"], meta["epoch"], meta["batch_in_epoch"])
     model.train()
-    use_amp = device.type == "cuda"
+    use_amp = opts.precision == "bf16"
+    chrf_sources = [s for s, _ in valid_pairs[: opts.chrf_lines]]
+    chrf_refs = [t for _, t in valid_pairs[: opts.chrf_lines]]
     log.info("%d training pairs (%s), %d valid, %s parameters", len(examples), counts, len(valid), model.num_parameters())
     started = time.time() - meta["wall_s"]
     bar = tqdm(total=opts.max_steps, initial=meta["step"], dynamic_ncols=True, mininterval=5)
@@ -227,8 +258,15 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
             if step % opts.valid_every == 0 or step == opts.max_steps or out_of_time:
                 vl = evaluate_loss(model, valid, opts.max_tokens, device)
                 entry = {"step": step, "train_loss": last_loss, "valid_nll": vl, "wall_s": time.time() - started}
+                if chrf_sources:
+                    entry["valid_chrf"] = valid_chrf(model, src_tok, tgt_tok, chrf_sources, chrf_refs)
+                    if entry["valid_chrf"] > meta.get("best_chrf", -1.0):
+                        meta["best_chrf"], meta["best_step"] = entry["valid_chrf"], step
+                        save_checkpoint(out / "best", model, src_tok, tgt_tok, _card(opts, counts, valid_counts,
+                                                                                      {**meta, "step": step}, model))
                 meta["history"].append(entry)
-                log.info("step %d train %.3f valid_nll %.3f", step, last_loss, vl)
+                log.info("step %d train %.3f valid_nll %.3f valid_chrf %s", step, last_loss, vl,
+                         entry.get("valid_chrf", "-"))
                 with open(out / "log.jsonl", "a") as f:
                     f.write(json.dumps(entry) + "\n")
             if step % opts.save_every == 0 or step >= opts.max_steps or out_of_time:
@@ -243,17 +281,59 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
     return out / "last"
 
 
+def _tokenizers(opts: TrainOptions, out: Path, train_pairs: list[tuple[str, str]]) -> tuple[TextTokenizer, TextTokenizer]:
+    """The run's tokenizers: loaded from ``out`` when it has them (resume), else trained on the
+    distinct training pairs. A joint vocabulary is one tokenizer saved as both files."""
+    if (out / "tokenizer_src.json").exists():
+        return TextTokenizer.from_file(out / "tokenizer_src.json"), TextTokenizer.from_file(out / "tokenizer_tgt.json")
+    uniq = list(dict.fromkeys(train_pairs))
+    if opts.joint_vocab:
+        src_tok = tgt_tok = TextTokenizer.train((x for pair in uniq for x in pair), opts.joint_vocab)
+    else:
+        src_tok = TextTokenizer.train((s for s, _ in uniq), opts.src_vocab)
+        tgt_tok = TextTokenizer.train((t for _, t in uniq), opts.tgt_vocab)
+    src_tok.save(out / "tokenizer_src.json")
+    tgt_tok.save(out / "tokenizer_tgt.json")
+    return src_tok, tgt_tok
+
+
+@torch.no_grad()
+def valid_chrf(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer, sources: list[str],
+               references: list[str], batch_size: int = 64) -> float:
+    """sacreBLEU chrF of batched greedy translations of ``sources`` (checkpoint selection)."""
+    import sacrebleu
+
+    from core.decoding import greedy_batch
+
+    model.eval()
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    hyps = [""] * len(sources)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        for i, ids in zip(chunk, greedy_batch(model, src_tok, tgt_tok, [sources[i] for i in chunk])):
+            hyps[i] = tgt_tok.decode(ids)
+    model.train()
+    return round(sacrebleu.metrics.CHRF().corpus_score(hyps, [references]).score, 2)
+
+
 def _card(opts: TrainOptions, counts: dict, valid_counts: dict, meta: dict, model: Transformer) -> str:
     c = model.config
     lines = [
         f"# {Path(opts.out).name}",
         "",
-        "Korean→English Transformer written from \"Attention Is All You Need\" (post-LN, "
-        f"{c.positional} positions, tied target embedding/output projection).",
+        "Korean→English Transformer written from \"Attention Is All You Need\" ("
+        + ("pre-LN, a deviation from the paper's post-LN" if c.norm_first else "post-LN")
+        + f", {c.positional} positions, "
+        + ("one joint Korean+English vocabulary with source embedding, target embedding and output projection tied)."
+           if c.share_src_tgt_embed else "tied target embedding/output projection)."),
         "",
         f"- d_model {c.d_model}, {c.n_heads} heads (d_head {c.d_head}), {c.n_encoder_layers}+{c.n_decoder_layers} "
         f"layers, d_ff {c.d_ff}, dropout {c.dropout}, max_len {c.max_len}",
-        f"- vocabularies: source {c.src_vocab_size}, target {c.tgt_vocab_size} (BPE, NFC)",
+        f"- vocabularies: source {c.src_vocab_size}, target {c.tgt_vocab_size} (BPE, NFC"
+        + (", one joint vocabulary)" if c.share_src_tgt_embed else ")"),
+        f"- dropout: residual {c.dropout}, attention {c.attn_dropout_p}, activation {c.act_dropout_p}; "
+        f"label smoothing {opts.label_smoothing}; precision {opts.precision}"
+        + (f"; warm-started from {opts.init_from}" if opts.init_from else ""),
         f"- parameters: {model.num_parameters():,}",
         f"- trained {meta['step']} steps, {meta['tokens']:,} target tokens, {meta['wall_s'] / 60:.1f} min",
         "- training sets (pairs × upsampling): " + ", ".join(f"{k} ({v:,})" for k, v in counts.items()),
@@ -307,9 +387,16 @@ def add_arguments(p) -> None:
     p.add_argument("--out", required=True, help="run directory (checkpoints, logs, resume state)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out exactly where it stopped")
     for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "layers", "d_ff", "max_len", "max_tokens",
-                 "max_steps", "warmup", "seed", "threads", "valid_every", "save_every", "keep"):
+                 "max_steps", "warmup", "seed", "threads", "valid_every", "save_every", "keep", "joint_vocab",
+                 "chrf_lines"):
         p.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=f"default {getattr(d, name)}")
-    for name in ("dropout", "max_minutes", "lr_scale", "label_smoothing", "clip"):
+    for name in ("dropout", "max_minutes", "lr_scale", "label_smoothing", "clip", "attention_dropout",
+                 "activation_dropout"):
         p.add_argument("--" + name.replace("_", "-"), type=float, default=None, help=f"default {getattr(d, name)}")
     p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None)
+    p.add_argument("--precision", choices=list(PRECISIONS), default=None,
+                   help="bf16: autocast forward pass, fp32 master weights and loss (default fp32)")
+    p.add_argument("--norm-first", action="store_const", const=True, default=None,
+                   help="pre-LN layers (Nguyen & Salazar 2019) instead of the paper's post-LN")
+    p.add_argument("--init-from", default=None, help="warm-start from this checkpoint (fresh optimizer and warm-up)")
