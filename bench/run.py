@@ -93,8 +93,8 @@ class TorchReference(nn.Module):
 
 
 def bench_train(config, repeats: int) -> dict:
-    from core.model import Transformer
-    from core.train import loss_fn
+    from core.training.train import loss_fn
+    from core.transformer.model import Transformer
 
     g = torch.Generator().manual_seed(0)
     src = torch.randint(4, config.src_vocab_size, (48, 24), generator=g)
@@ -122,10 +122,10 @@ def bench_train(config, repeats: int) -> dict:
 def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
     """A Translation with random row-stochastic maps ``[L, H, n, n]`` and n steps, for redraw
     measurements and GUI stress tests (no model needed)."""
-    from core.decoding import Source
-    from core.maps import AttentionMaps
-    from core.masks import causal_mask
-    from core.translate import StepInfo, Translation
+    from core.inference.decoding import Source
+    from core.inference.maps import AttentionMaps
+    from core.inference.translate import StepInfo, Translation
+    from core.transformer.masks import causal_mask
 
     g = torch.Generator().manual_seed(0)
 
@@ -179,8 +179,8 @@ def bench_first_translation(repeats: int, checkpoint: str) -> dict:
 
 
 def bench_decode(ckpt, repeats: int) -> dict:
-    from core.beam import beam_search
-    from core.decoding import DecodeSession
+    from core.inference.beam import beam_search
+    from core.inference.decoding import DecodeSession
 
     c = ckpt.config
     out = {}
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoint", default=str(SHIPPED))
     p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
     args = p.parse_args(argv)
-    from core.checkpoint import load_checkpoint
+    from core.inference.checkpoint import load_checkpoint
 
     reps = 3 if args.quick else 9
     ckpt = load_checkpoint(args.checkpoint, device="cpu")

@@ -5,7 +5,7 @@ Nothing in this package imports Qt. Masks everywhere are boolean with True = mas
 (the position may not be attended to), as in ``torch.nn.Transformer``.
 """
 
-from core.config import ModelConfig
 from core.errors import CheckpointError, InputError
+from core.transformer.config import ModelConfig
 
 __all__ = ["ModelConfig", "CheckpointError", "InputError"]

@@ -18,8 +18,8 @@ DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "k
 
 
 def _translate(args) -> int:
-    from core.checkpoint import load_checkpoint
-    from core.translate import translate
+    from core.inference.checkpoint import load_checkpoint
+    from core.inference.translate import translate
 
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
@@ -44,8 +44,8 @@ def _translate(args) -> int:
 
 
 def _evaluate(args) -> int:
-    from core.checkpoint import load_checkpoint
-    from core.evaluate import evaluate_files, write_json
+    from core.inference.checkpoint import load_checkpoint
+    from core.training.evaluate import evaluate_files, write_json
 
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     result = evaluate_files(ckpt, args.src, args.ref, beam=args.beam, limit=args.limit)
@@ -58,12 +58,12 @@ def _evaluate(args) -> int:
 
 
 def _average(args) -> int:
-    from core.average import average_checkpoints
+    from core.training.average import average_checkpoints
 
     out = average_checkpoints(args.checkpoints, args.out)
     print(f"averaged {len(args.checkpoints)} checkpoints into {out}")
     if args.run:
-        from core.train import training_summary
+        from core.training.train import training_summary
 
         summary = training_summary(args.run) | {"averaged": [Path(p).name for p in args.checkpoints]}
         (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -72,7 +72,7 @@ def _average(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core import train as train_mod
+    from core.training import train as train_mod
 
     parser = argparse.ArgumentParser(prog="python -m core", description="Attention Studio command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             return _evaluate(args)
         if args.command == "average":
             return _average(args)
-        from core import train as train_mod
+        from core.training import train as train_mod
 
         return train_mod.run_from_args(args)
     except (StudioError, ValueError, OSError) as exc:

@@ -63,9 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k", antialias=True)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
-    from core.checkpoint import load_checkpoint
     from core.errors import StudioError
-    from core.translate import translate
+    from core.inference.checkpoint import load_checkpoint
+    from core.inference.translate import translate
     from gui.main_window import MainWindow
 
     win = MainWindow(font_family=family, font_size=args.font_size)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph.exporters as pgx
 
-from core.translate import Translation
+from core.inference.translate import Translation
 from gui.view_data import KINDS, masks_at, view_at
 
 

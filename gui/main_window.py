@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.translate import Translation
+from core.inference.translate import Translation
 from gui.controls import InputPanel, StepControls
 from gui.export import export_npz, export_view
 from gui.head_grid import Cell, HeadGrid

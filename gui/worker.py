@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore
 
-from core.checkpoint import Checkpoint, load_checkpoint
 from core.errors import StudioError
-from core.translate import translate
+from core.inference.checkpoint import Checkpoint, load_checkpoint
+from core.inference.translate import translate
 
 
 class Cancelled(Exception):

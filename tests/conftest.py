@@ -10,9 +10,9 @@ import torch
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.config import ModelConfig  # noqa: E402
-from core.model import Transformer  # noqa: E402
-from core.tokenizer import TextTokenizer  # noqa: E402
+from core.inference.tokenizer import TextTokenizer  # noqa: E402
+from core.transformer.config import ModelConfig  # noqa: E402
+from core.transformer.model import Transformer  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
@@ -53,7 +53,7 @@ def tiny_tokenizers() -> tuple[TextTokenizer, TextTokenizer]:
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
     """A small random-weight checkpoint with real tokenizers (saved once per session)."""
-    from core.checkpoint import save_checkpoint
+    from core.inference.checkpoint import save_checkpoint
 
     src_tok, tgt_tok = tiny_tokenizers
     torch.manual_seed(1)

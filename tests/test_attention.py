@@ -10,10 +10,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from core.attention import MultiHeadAttention, scaled_dot_product
-from core.masks import causal_mask, key_padding_mask
-from core.model import Transformer
-from core.train import loss_fn
+from core.training.train import loss_fn
+from core.transformer.attention import MultiHeadAttention, scaled_dot_product
+from core.transformer.masks import causal_mask, key_padding_mask
+from core.transformer.model import Transformer
 
 from .conftest import tiny_config
 

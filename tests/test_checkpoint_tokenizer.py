@@ -10,9 +10,9 @@ import unicodedata
 import pytest
 import torch
 
-from core.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import CheckpointError
-from core.model import Transformer
+from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.transformer.model import Transformer
 
 from .conftest import tiny_config
 

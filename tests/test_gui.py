@@ -8,9 +8,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.checkpoint import load_checkpoint
-from core.decoding import DecodeSession
-from core.masks import causal_mask
+from core.inference.checkpoint import load_checkpoint
+from core.inference.decoding import DecodeSession
+from core.transformer.masks import causal_mask
 from gui.app import register_fonts
 from gui.main_window import MainWindow
 

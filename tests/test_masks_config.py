@@ -5,8 +5,8 @@ import json
 import pytest
 import torch
 
-from core.config import ModelConfig
-from core.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
+from core.transformer.config import ModelConfig
+from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
 
 from .conftest import tiny_config
 

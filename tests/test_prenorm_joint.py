@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from core.checkpoint import load_checkpoint
-from core.masks import causal_mask, key_padding_mask
-from core.model import Transformer
-from core.train import TrainOptions, train
+from core.inference.checkpoint import load_checkpoint
+from core.training.train import TrainOptions, train
+from core.transformer.masks import causal_mask, key_padding_mask
+from core.transformer.model import Transformer
 
 from .conftest import FIXTURES, tiny_config
 from .test_attention import copy_into_torch, padded_batch

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.__main__ import main as cli_main
-from core.checkpoint import load_checkpoint
 from core.errors import InputError
-from core.tokenizer import PAD, UNK
-from core.translate import translate
+from core.inference.checkpoint import load_checkpoint
+from core.inference.tokenizer import PAD, UNK
+from core.inference.translate import translate
 
 from .conftest import ROOT, shipped
 from .test_checkpoint_tokenizer import BAD_CHECKPOINTS, corrupt

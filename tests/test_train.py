@@ -8,9 +8,9 @@ import json
 import torch
 from safetensors.torch import load_file
 
-from core.checkpoint import load_checkpoint
-from core.data import DataSpec, make_batches
-from core.train import TrainOptions, noam_lr, train, training_summary
+from core.inference.checkpoint import load_checkpoint
+from core.training.data import DataSpec, make_batches
+from core.training.train import TrainOptions, noam_lr, train, training_summary
 
 from .conftest import FIXTURES
 

@@ -21,11 +21,11 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from core.config import ModelConfig
 from core.device import resolve_device
 from core.errors import CheckpointError
-from core.model import Transformer
-from core.tokenizer import TextTokenizer
+from core.inference.tokenizer import TextTokenizer
+from core.transformer.config import ModelConfig
+from core.transformer.model import Transformer
 
 CONFIG = "config.json"
 WEIGHTS = "model.safetensors"

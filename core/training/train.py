@@ -16,14 +16,14 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from tqdm import tqdm
 
-from core.checkpoint import load_checkpoint, save_checkpoint
-from core.config import ModelConfig
-from core.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
 from core.device import resolve_device
-from core.model import Transformer
-from core.tokenizer import TextTokenizer
+from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.inference.tokenizer import TextTokenizer
+from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
+from core.transformer.config import ModelConfig
+from core.transformer.model import Transformer
 
-log = logging.getLogger("core.train")
+log = logging.getLogger("core.training.train")
 
 
 @dataclass
@@ -303,7 +303,7 @@ def valid_chrf(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenize
     """sacreBLEU chrF of batched greedy translations of ``sources`` (checkpoint selection)."""
     import sacrebleu
 
-    from core.decoding import greedy_batch
+    from core.inference.decoding import greedy_batch
 
     model.eval()
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))

@@ -13,11 +13,11 @@ import torch
 from torch import Tensor
 
 from core.errors import InputError
-from core.layers import LayerCache
-from core.maps import AttentionMaps
-from core.masks import causal_mask
-from core.model import Transformer
-from core.tokenizer import BOS, EOS, PAD, TextTokenizer
+from core.inference.maps import AttentionMaps
+from core.inference.tokenizer import BOS, EOS, PAD, TextTokenizer
+from core.transformer.layers import LayerCache
+from core.transformer.masks import causal_mask
+from core.transformer.model import Transformer
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import CheckpointError
+from core.inference.checkpoint import load_checkpoint, save_checkpoint
 
 
 def average_checkpoints(paths: list[str | Path], out: str | Path) -> Path:

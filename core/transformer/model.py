@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.config import ModelConfig
-from core.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding
-from core.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
+from core.transformer.config import ModelConfig
+from core.transformer.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding
+from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.tokenizer import TextTokenizer
+from core.inference.tokenizer import TextTokenizer
 
 
 @dataclass

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.beam import beam_search
-from core.checkpoint import Checkpoint
-from core.decoding import greedy_batch
+from core.inference.beam import beam_search
+from core.inference.checkpoint import Checkpoint
+from core.inference.decoding import greedy_batch
 
 
 def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int = 1, batch_size: int = 64,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
-from core.decoding import max_output_steps, prepare_source
-from core.model import Transformer
-from core.tokenizer import TextTokenizer
+from core.inference.decoding import max_output_steps, prepare_source
+from core.inference.tokenizer import TextTokenizer
+from core.transformer.model import Transformer
 
 
 def length_penalty(length: int, alpha: float) -> float:

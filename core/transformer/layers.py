@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from core.attention import MultiHeadAttention
+from core.transformer.attention import MultiHeadAttention
 
 
 class FeedForward(nn.Module):

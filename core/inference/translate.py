@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from core.beam import Hypothesis, beam_search
-from core.checkpoint import Checkpoint
-from core.decoding import DecodeSession, Source, prepare_source, teacher_forced
 from core.errors import InputError
-from core.maps import AttentionMaps
-from core.tokenizer import BOS, EOS, _no_surrogates
+from core.inference.beam import Hypothesis, beam_search
+from core.inference.checkpoint import Checkpoint
+from core.inference.decoding import DecodeSession, Source, prepare_source, teacher_forced
+from core.inference.maps import AttentionMaps
+from core.inference.tokenizer import BOS, EOS, _no_surrogates
 
 
 @dataclass
