@@ -57,6 +57,26 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    from core.inference.checkpoint import load_checkpoint
+    from core.training.lecture_check import run_checks
+
+    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=args.beam)
+    lec, cp = r["lecture"], r["copy"]
+    if args.verbose:
+        for row in lec["rows"]:
+            print(f"{'ok ' if row['acceptable'] else '-- '} {row['source']} -> {row['output']}")
+        for row in cp["rows"]:
+            if row["missing"]:
+                print(f"copy missing {row['missing']}: {row['source']} -> {row['output']}")
+    print(f"lecture sentences acceptable {lec['acceptable']}/{lec['total']} ({100 * lec['rate']:.0f}%), "
+          f"chrF {lec['chrf_first_reference']:.2f}; copy check {cp['copied']}/{cp['total']} "
+          f"({100 * cp['rate']:.0f}%) (beam {args.beam})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(r, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
 def _average(args) -> int:
     from core.training.average import average_checkpoints
 
@@ -96,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     e.add_argument("--json", default=None, help="also write the scores to this JSON file")
 
+    c = sub.add_parser("check", help="lecture sentences (acceptable %%) and copy check (numbers, names, URLs)")
+    c.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    c.add_argument("--beam", type=int, default=1)
+    c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    c.add_argument("--json", default=None, help="write every row and score to this JSON file")
+    c.add_argument("--verbose", action="store_true", help="print every sentence and output")
+
     a = sub.add_parser("average", help="average the weights of several checkpoints of one run")
     a.add_argument("checkpoints", nargs="+")
     a.add_argument("--out", required=True)
@@ -115,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             return _evaluate(args)
         if args.command == "average":
             return _average(args)
+        if args.command == "check":
+            return _check(args)
         from core.training import train as train_mod
 
         return train_mod.run_from_args(args)

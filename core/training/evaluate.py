@@ -62,6 +62,9 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: i
     t0 = time.time()
     hyps = translate_corpus(ckpt, sources, beam=beam)
     result = score(hyps, refs)
+    from core.training.lecture_check import register_counts
+
+    result["finance_words_hyp_ref"] = register_counts(hyps, refs)
     result.update(src=str(src), ref=str(ref), lines=len(sources), beam=beam, seconds=round(time.time() - t0, 1),
                   checkpoint=str(ckpt.path))
     return result | {"hypotheses_sample": hyps[:5]}

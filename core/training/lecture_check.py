@@ -1,0 +1,114 @@
+"""The checks that decide whether a model can be shown in a lecture (issue: a model that gets a
+lecturer's sentences right), beside corpus BLEU/chrF:
+
+- **lecture sentences**: everyday Korean sentences with one or more accepted English
+  translations; an output is *acceptable* when it equals one of them after :func:`normalize`.
+- **copy check**: sentences with numbers, Latin-script names, prices, times, file names and
+  URLs; each listed string must appear verbatim in the output (case-sensitive).
+- **register**: how often finance-headline words appear in outputs vs. references.
+
+Fixtures are tab-separated: ``Korean<TAB>a | b | c``; lines starting with ``#`` are comments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.inference.checkpoint import Checkpoint
+from core.training.evaluate import translate_corpus
+
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+LECTURE_FIXTURE = FIXTURES / "lecture_sentences.tsv"
+COPY_FIXTURE = FIXTURES / "copy_check.tsv"
+FINANCE_WORDS = ("shares", "stocks", "nasdaq", "percent", "index", "dow", "investors", "earnings")
+
+_CONTRACTIONS = [
+    (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"n't\b", " not"),
+    (r"'m\b", " am"), (r"'re\b", " are"), (r"'s\b", " is"), (r"'ve\b", " have"), (r"'ll\b", " will"),
+    (r"'d\b", " would"),
+]
+
+
+@dataclass
+class FixtureItem:
+    """One fixture line: the Korean ``source`` and its accepted outputs or must-copy strings."""
+
+    source: str
+    targets: list[str]
+
+
+def load_fixture(path: str | Path) -> list[FixtureItem]:
+    """Read a ``Korean<TAB>a | b`` fixture. Raises ValueError on a line without a tab or targets."""
+    items = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if "\t" not in line:
+            raise ValueError(f"{path}:{n}: expected Korean<TAB>targets")
+        src, tgt = line.split("\t", 1)
+        targets = [t.strip() for t in tgt.split(" | ") if t.strip()]
+        if not targets:
+            raise ValueError(f"{path}:{n}: no targets")
+        items.append(FixtureItem(src.strip(), targets))
+    return items
+
+
+def normalize(text: str) -> str:
+    """Lower-case, unify apostrophes, expand contractions, drop punctuation, collapse spaces:
+    "I'm a student." and "i am a student" both become "i am a student"."""
+    t = text.lower().replace("’", "'").replace("‘", "'")
+    for pattern, repl in _CONTRACTIONS:
+        t = re.sub(pattern, repl, t)
+    t = re.sub(r"[^\w\s-]", " ", t)
+    return " ".join(t.split())
+
+
+def acceptable(hypothesis: str, references: list[str]) -> bool:
+    """True when ``hypothesis`` equals one accepted reference after :func:`normalize`."""
+    h = normalize(hypothesis)
+    return any(h == normalize(r) for r in references)
+
+
+def copied(hypothesis: str, strings: list[str]) -> list[bool]:
+    """For each must-copy string, whether it appears verbatim in ``hypothesis``."""
+    return [s in hypothesis for s in strings]
+
+
+def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_WORDS) -> dict[str, list[int]]:
+    """``{word: [count in hypotheses, count in references]}`` (whole words, case-insensitive)."""
+    out = {}
+    for w in words:
+        pat = re.compile(rf"\b{w}\b", re.IGNORECASE)
+        out[w] = [sum(len(pat.findall(h)) for h in hypotheses), sum(len(pat.findall(r)) for r in references)]
+    return out
+
+
+def run_checks(ckpt: Checkpoint, beam: int = 1, lecture: str | Path = LECTURE_FIXTURE,
+               copy: str | Path = COPY_FIXTURE) -> dict:
+    """Translate both fixtures with ``ckpt`` and score them.
+
+    Returns a dict with ``lecture`` (acceptable count, total, rate, sentence-set chrF, per-item
+    rows) and ``copy`` (strings copied, total, rate, per-item rows).
+    """
+    import sacrebleu
+
+    lec = load_fixture(lecture)
+    hyps = translate_corpus(ckpt, [i.source for i in lec], beam=beam)
+    ok = [acceptable(h, i.targets) for h, i in zip(hyps, lec)]
+    refs = [i.targets[0] for i in lec]
+    chrf = sacrebleu.metrics.CHRF().corpus_score(hyps, [refs]).score
+    cp = load_fixture(copy)
+    chyps = translate_corpus(ckpt, [i.source for i in cp], beam=beam)
+    hits = [copied(h, i.targets) for h, i in zip(chyps, cp)]
+    n_hit, n_all = sum(sum(h) for h in hits), sum(len(h) for h in hits)
+    return {
+        "checkpoint": str(ckpt.path), "beam": beam,
+        "lecture": {"acceptable": sum(ok), "total": len(lec), "rate": round(sum(ok) / len(lec), 3),
+                    "chrf_first_reference": round(chrf, 2),
+                    "rows": [{"source": i.source, "output": h, "acceptable": a} for i, h, a in zip(lec, hyps, ok)]},
+        "copy": {"copied": n_hit, "total": n_all, "rate": round(n_hit / n_all, 3),
+                 "rows": [{"source": i.source, "output": h, "missing": [s for s, k in zip(i.targets, hit) if not k]}
+                          for i, h, hit in zip(cp, chyps, hits)]},
+    }
