@@ -69,7 +69,8 @@ class Step:
 
     top_k: ``[(token, id, probability)]`` highest first. self_attn ``[L, H, k+1]`` is the new
     decoder self-attention row; cross_attn ``[L, H, S]`` the new cross-attention row;
-    logits ``[V]`` raw scores for this position.
+    logits ``[V]`` raw scores for this position. forced: the token was imposed by the user
+    (a forked prefix), not chosen by the model or the search.
     """
 
     token_id: int
@@ -78,6 +79,7 @@ class Step:
     self_attn: Tensor
     cross_attn: Tensor
     logits: Tensor
+    forced: bool = False
 
 
 class DecodeSession:

@@ -120,6 +120,7 @@ class Transformer(nn.Module):
         tgt_key_padding_mask: Tensor | None = None,
         need_weights: bool = False,
         cache: list[LayerCache] | None = None,
+        causal: bool = True,
     ) -> DecoderOutput:
         """Run the decoder stack on target positions and return raw logits.
 
@@ -130,6 +131,8 @@ class Transformer(nn.Module):
             src_key_padding_mask: ``[B, S]`` bool, True = source pad.
             tgt_key_padding_mask: ``[B, T_k]`` bool, True = target pad, over all key positions.
             cache: per-layer keys/values of the first ``t0`` positions (incremental decoding).
+            causal: apply the causal mask (§3.2.3). ``False`` lets every position see the whole
+                target, future included: only for the "why the mask exists" demonstration.
         Returns:
             :class:`DecoderOutput` with logits ``[B, T_new, V]``.
         """
@@ -137,6 +140,8 @@ class Transformer(nn.Module):
         t_new = tgt.size(1)
         if t_new == 1 and tgt_key_padding_mask is None:
             self_mask = None  # one new query may see every cached key: nothing to mask
+        elif not causal:  # the demonstration: target key padding only (True = pad), no causal mask
+            self_mask = None if tgt_key_padding_mask is None else tgt_key_padding_mask[:, None, None, :]
         else:
             causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
             self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
