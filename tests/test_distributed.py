@@ -1,0 +1,207 @@
+"""Data-parallel training (torchrun / DistributedDataParallel, gloo on CPU): two processes follow
+the same loss curve as one process over the same global batches, the replicas stay
+bit-identical after every step, each rank trains on its own shard, resume works on the same
+and on a different number of processes, and a killed rank stops the other with an error.
+
+Tolerance: the 2-process run sums the same per-token losses in a different order (per shard,
+then all-reduce), so it differs from 1 process by float32 rounding only; train loss and
+validation NLL must agree to 1e-4 nats (absolute; measured: under 1e-6) at every one of 6 steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from safetensors.torch import load_file
+
+from core.inference.checkpoint import load_checkpoint
+from core.inference.tokenizer import TextTokenizer
+from core.training.data import encode_pairs, make_batches, read_parallel
+from core.training.summary import training_summary
+from core.training.train import TrainOptions, train
+
+from .conftest import FIXTURES, ROOT
+
+TOL = 1e-4
+STEPS = 6
+# run name -> TrainOptions overrides, all trained by both ranks of one 2-process spawn
+RUNS = {
+    "ddp": dict(dropout=0.0),  # compared with 1 process
+    "ddp_bf16": dict(dropout=0.0, precision="bf16", max_steps=3),
+    "ddp_drop": dict(dropout=0.1),  # uninterrupted reference for the resume tests
+    "ddp_drop_half": dict(dropout=0.1, max_steps=3),  # resumed on 2 processes by torchrun
+    "ddp_half": dict(dropout=0.0, max_steps=3),  # resumed on 1 process
+}
+
+
+def options(out, **kw) -> TrainOptions:
+    base = dict(train=[f"{FIXTURES / 'tiny'}*2"], valid=[str(FIXTURES / "tiny")], out=str(out), src_vocab=120,
+                tgt_vocab=100, d_model=32, n_heads=4, layers=2, d_ff=64, max_len=48, max_tokens=120,
+                max_steps=STEPS, warmup=4, threads=1, valid_every=1, save_every=3, seed=7, dist_timeout=60)
+    return TrainOptions(**{**base, **kw})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, world: int, ports: list[int], root: str) -> None:
+    """One rank, as torchrun would start it (the same environment variables)."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+    record: dict = {}
+    for port, (name, kw) in zip(ports, RUNS.items()):
+        os.environ["MASTER_PORT"] = str(port)
+        params, rows = record.setdefault(name, ([], []))
+
+        def on_step(step, model, params=params, rows=rows):
+            if step == 1:  # from step 2 on, count the sentences this rank's training forward sees
+                model.register_forward_pre_hook(lambda m, args: rows.append(args[0].shape[0]) if m.training else None)
+            params.append(torch.cat([p.detach().flatten() for p in model.parameters()]).clone())
+
+        train(options(Path(root) / name, **kw), on_step=on_step)
+    torch.save(record, Path(root) / f"rank{rank}.pt")
+
+
+@pytest.fixture(scope="module")
+def ddp_runs(tmp_path_factory):
+    """All 2-process runs of RUNS, in one spawn (process start-up dominates on a 2-core machine)."""
+    root = tmp_path_factory.mktemp("ddp")
+    ports = [free_port() for _ in RUNS]
+    ctx = mp.start_processes(_worker, args=(2, ports, str(root)), nprocs=2, join=False, start_method="spawn")
+    deadline = time.time() + 400
+    while not ctx.join(timeout=5):
+        if time.time() > deadline:
+            for p in ctx.processes:
+                p.kill()
+            pytest.fail("2-process training did not finish in 400 s")
+    return root, [torch.load(root / f"rank{r}.pt") for r in range(2)]
+
+
+def curve(run: Path) -> list[tuple[int, float, float]]:
+    return [(e["step"], e["train_loss"], e["valid_nll"])
+            for e in map(json.loads, (run / "log.jsonl").read_text().splitlines())]
+
+
+def assert_same_curve(a, b):
+    assert [s for s, _, _ in a] == [s for s, _, _ in b]
+    for (step, la, va), (_, lb, vb) in zip(a, b):
+        assert abs(la - lb) < TOL and abs(va - vb) < TOL, (step, la, lb, va, vb)
+
+
+def test_two_processes_follow_the_one_process_curve(ddp_runs, tmp_path):
+    root, _ = ddp_runs
+    train(options(tmp_path / "one", dropout=0.0))
+    one, two = curve(tmp_path / "one"), curve(root / "ddp")
+    assert len(one) == STEPS
+    assert_same_curve(one, two)
+    assert one[-1][2] < one[0][2]  # it learns
+    single, ddp = training_summary(tmp_path / "one"), training_summary(root / "ddp")
+    assert (single["world_size"], single["backend"]) == (1, None)
+    assert (ddp["world_size"], ddp["backend"]) == (2, "gloo")
+    assert ddp["command"].startswith("torchrun --nproc_per_node 2 -m core train")
+    assert ddp["target_tokens"] == single["target_tokens"]  # same global batches, counted once
+
+
+def test_replicas_are_bit_identical_after_every_step(ddp_runs):
+    _, (r0, r1) = ddp_runs
+    for name in RUNS:
+        p0, p1 = r0[name][0], r1[name][0]
+        assert len(p0) == len(p1) == RUNS[name].get("max_steps", STEPS)
+        for step, (a, b) in enumerate(zip(p0, p1), 1):
+            assert torch.equal(a, b), (name, step)
+        assert not torch.equal(p0[0], p0[-1])  # and they do change
+
+
+def test_each_rank_trains_on_its_own_shard_of_the_global_batch(ddp_runs):
+    root, (r0, r1) = ddp_runs
+    run = root / "ddp"
+    src_tok = TextTokenizer.from_file(run / "tokenizer_src.json")
+    tgt_tok = TextTokenizer.from_file(run / "tokenizer_tgt.json")
+    c = load_checkpoint(run / "last", device="cpu").config
+    examples = encode_pairs(read_parallel(str(FIXTURES / "tiny")) * 2, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
+    batches = make_batches(examples, 120, seed=7 * 100003)  # epoch 0 holds all 6 steps
+    assert len(batches) >= STEPS
+    for step in range(2, STEPS + 1):  # rows seen by each rank (recorded from step 2)
+        batch = batches[step - 1]
+        got = (r0["ddp"][1][step - 2], r1["ddp"][1][step - 2])
+        assert got == (max(len(batch[0::2]), 1), max(len(batch[1::2]), 1)), (step, len(batch))
+
+
+def test_bf16_under_ddp_follows_the_bf16_single_process_curve(ddp_runs, tmp_path):
+    root, _ = ddp_runs
+    train(options(tmp_path / "one", dropout=0.0, precision="bf16", max_steps=3))
+    one, two = curve(tmp_path / "one"), curve(root / "ddp_bf16")
+    assert len(two) == 3
+    for (_, la, va), (_, lb, vb) in zip(one, two):  # bf16 rounds per shard: 1e-2 nats (measured: under 2.5e-3)
+        assert abs(la - lb) < 1e-2 and abs(va - vb) < 1e-2
+
+
+def torchrun(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+           "--master_port", str(free_port()), "-m", "core", "train", *args]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_resume_on_two_processes_continues_exactly(ddp_runs, tmp_path):
+    root, _ = ddp_runs
+    run = tmp_path / "split"
+    shutil.copytree(root / "ddp_drop_half", run)
+    res = torchrun("--resume", "--out", str(run), "--max-steps", str(STEPS))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.count("checkpoint:") == 1  # rank 0 alone reports
+    a = load_file(str(root / "ddp_drop" / "last" / "model.safetensors"))
+    b = load_file(str(run / "last" / "model.safetensors"))
+    for k in a:  # same weights as the uninterrupted 2-process run, dropout included
+        assert torch.equal(a[k], b[k]), k
+    assert curve(run) == curve(root / "ddp_drop")
+    assert training_summary(run)["world_size"] == 2
+
+
+def test_resume_on_a_different_number_of_processes_continues_the_curve(ddp_runs, tmp_path, caplog):
+    root, _ = ddp_runs
+    run = tmp_path / "to_one"
+    shutil.copytree(root / "ddp_half", run)
+    with caplog.at_level("WARNING"):
+        train(TrainOptions(train=[], valid=[], out=str(run)), resume=True, overrides={"max_steps": STEPS})
+    assert "saved by 2 process(es), resumed on 1" in caplog.text
+    assert_same_curve(curve(run), curve(root / "ddp"))  # same global batches from step 4 on
+    assert training_summary(run)["world_size"] == 1
+
+
+def test_a_killed_rank_stops_the_other_with_an_error(tmp_path):
+    out = tmp_path / "killed"
+    args = ["-m", "core", "train", "--train", f"{FIXTURES / 'tiny'}*2", "--valid", str(FIXTURES / "tiny"),
+            "--out", str(out), "--src-vocab", "120", "--tgt-vocab", "100", "--d-model", "32", "--n-heads", "4",
+            "--layers", "2", "--d-ff", "64", "--max-len", "48", "--max-tokens", "120", "--max-steps", "100000",
+            "--threads", "1", "--valid-every", "1", "--save-every", "100000", "--dist-timeout", "30"]
+    base = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
+    procs = [subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env={**base, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(2)]
+    try:
+        deadline = time.time() + 120
+        while not (out / "log.jsonl").exists() or len((out / "log.jsonl").read_text().splitlines()) < 2:
+            assert time.time() < deadline and procs[0].poll() is None, "training did not start"
+            time.sleep(0.2)
+        procs[1].send_signal(signal.SIGKILL)
+        _, err = procs[0].communicate(timeout=60)  # well under --dist-timeout + start-up: no hang
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert procs[0].returncode == 2
+    last = [line for line in err.splitlines() if line.startswith("error:")]
+    assert last and "rank 0 of 2" in last[-1] and "another process died" in last[-1], err[-2000:]
