@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 
 class TopKPanel(pg.PlotWidget):
-    """Bars for the top-k candidates (highest at the top); the chosen token is highlighted."""
+    """Bars for the top-k candidates (highest at the top); the chosen token is highlighted.
+    Clicking a bar emits ``clicked(index)`` (0 = the most likely candidate): force that token."""
+
+    clicked = QtCore.Signal(int)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -22,6 +25,18 @@ class TopKPanel(pg.PlotWidget):
         self.texts: list[pg.TextItem] = []
         self.tokens: list[str] = []
         self.probs: np.ndarray = np.zeros(0)
+        self.scene().sigMouseClicked.connect(self._on_click)
+
+    def index_at(self, scene_pos) -> int | None:
+        """The candidate under a scene position, or None (bars are at y = 0..n-1, height 0.7)."""
+        p = self.getPlotItem().vb.mapSceneToView(scene_pos)
+        i = int(round(p.y()))
+        return i if 0 <= i < len(self.tokens) and abs(p.y() - i) <= 0.5 and p.x() >= 0 else None
+
+    def _on_click(self, ev) -> None:
+        i = self.index_at(ev.scenePos())
+        if i is not None:
+            self.clicked.emit(i)
 
     def set_font(self, font: QtGui.QFont) -> None:
         for name in ("left", "bottom"):

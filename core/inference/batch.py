@@ -80,7 +80,7 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
                 outputs[i].append(tid)
                 steps[i].append(StepInfo(tgt_tok.id_to_token(tid), tid,
                                          [(tgt_tok.id_to_token(int(j)), float(p)) for p, j in zip(top_p[i], top_i[i])],
-                                         step_logprob(logits[i], tid)))
+                                         step_logprob(logits[i], tid), top_ids=[int(j) for j in top_i[i]]))
                 done[i] = tid == c.eos_id or len(outputs[i]) >= budgets[i]
             if all(done):
                 break
