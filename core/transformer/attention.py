@@ -39,10 +39,20 @@ def scaled_dot_product(
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with separate learned projections per head (§3.2.2).
+    """Multi-head attention (§3.2.2):
 
-    ``w_q``, ``w_k``, ``w_v`` are ``d_model × d_model`` matrices whose row blocks of size
-    d_head are the per-head projections W_i^Q, W_i^K, W_i^V; ``w_o`` is W^O.
+        MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O,
+        head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
+
+    The paper's matrices are the modules ``w_q``, ``w_k``, ``w_v`` (W^Q, W^K, W^V) and ``w_o``
+    (W^O), each ``d_model × d_model`` plus a bias; :attr:`W_Q`, :attr:`W_K`, :attr:`W_V` and
+    :attr:`W_O` show them in the paper's orientation (input × output). All h heads' W_i^Q sit
+    side by side in W^Q: head i is columns ``[i·d_head, (i+1)·d_head)`` of ``W_Q`` (same for K
+    and V), and W^O's rows are grouped the same way, one block of d_head rows per head.
+    ``nn.Linear`` stores the transpose (``weight`` is output × input), so ``x @ W_Q`` is
+    ``w_q(x)`` minus the bias; the names of the stored tensors (``w_q.weight`` …) are kept so
+    every checkpoint loads. For speed, self-attention computes x W^Q, x W^K and x W^V in one
+    matrix product (:meth:`project_qkv`, the three matrices stacked); the result is the same.
 
     With ``need_weights=False`` (training) it uses ``F.scaled_dot_product_attention``;
     with ``need_weights=True`` it computes the weights explicitly and returns them.
@@ -62,23 +72,46 @@ class MultiHeadAttention(nn.Module):
         self.dropout_p = dropout
         self.dropout = nn.Dropout(dropout)
 
+    @property
+    def W_Q(self) -> Tensor:  # noqa: N802 (the paper's name)
+        """W^Q ``[d_model, h·d_head]`` as in the paper (input × output): head i's W_i^Q is
+        columns ``i·d_head … (i+1)·d_head``. A view of ``w_q.weight``, transposed."""
+        return self.w_q.weight.t()
+
+    @property
+    def W_K(self) -> Tensor:  # noqa: N802
+        """W^K ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
+        return self.w_k.weight.t()
+
+    @property
+    def W_V(self) -> Tensor:  # noqa: N802
+        """W^V ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
+        return self.w_v.weight.t()
+
+    @property
+    def W_O(self) -> Tensor:  # noqa: N802
+        """W^O ``[h·d_head, d_model]`` (input × output): rows ``i·d_head …`` take head i's output."""
+        return self.w_o.weight.t()
+
     def _split(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape  # [B, T, D] -> [B, H, T, d_head]
         return x.view(b, t, self.n_heads, self.d_head).transpose(1, 2)
 
     def project_q(self, x: Tensor) -> Tensor:
-        """Queries for ``x [B, T_q, D]`` as ``[B, H, T_q, d_head]``."""
+        """Queries x W_i^Q for every head i: ``x [B, T_q, D]`` → ``[B, H, T_q, d_head]``."""
         return self._split(self.w_q(x))
 
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Keys and values for ``x [B, T_k, D]`` as ``([B, H, T_k, d_head], [B, H, T_k, d_head])``."""
+        """Keys x W_i^K and values x W_i^V for every head i: ``x [B, T_k, D]`` →
+        ``([B, H, T_k, d_head], [B, H, T_k, d_head])``, W^K and W^V stacked into one GEMM."""
         w = torch.cat([self.w_k.weight, self.w_v.weight])
         b = torch.cat([self.w_k.bias, self.w_v.bias])
         k, v = F.linear(x, w, b).chunk(2, dim=-1)  # one GEMM for W^K and W^V
         return self._split(k), self._split(v)
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Self-attention projections of ``x [B, T, D]`` in one GEMM: three ``[B, H, T, d_head]``."""
+        """Self-attention's x W^Q, x W^K, x W^V for ``x [B, T, D]``, the three matrices stacked into
+        one GEMM: three ``[B, H, T, d_head]`` (head i = columns ``i·d_head …`` of each product)."""
         w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
         b = torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
         q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
