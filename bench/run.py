@@ -19,8 +19,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from core.defaults import DEFAULT_CHECKPOINT
+
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "checkpoints" / "ko-en-base"
+SHIPPED = DEFAULT_CHECKPOINT
 SENTENCES = ["나는 학생입니다.", "오늘 날씨가 정말 좋네요.", "이 책은 누구의 것입니까?", "그는 매일 아침 공원에서 달린다.",
              "우리는 내일 서울에 갈 거예요.", "저는 커피보다 차를 더 좋아해요."]
 

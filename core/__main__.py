@@ -12,16 +12,19 @@ import logging
 import sys
 from pathlib import Path
 
+from core.defaults import DEFAULT_CHECKPOINT, MAX_BEAM, check_beam
 from core.errors import StudioError
-
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "ko-en-base"
 
 
 def _translate(args) -> int:
     from core.inference.checkpoint import load_checkpoint
     from core.inference.translate import translate
 
+    check_beam(args.beam)  # before the model loads: a bad option fails at once
+    _check_experiment_options(args)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
+    if args.batch_with is not None:
+        return _translate_batch(ckpt, args)
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
     status = 0
     for text in texts:
@@ -29,10 +32,14 @@ def _translate(args) -> int:
             print("", flush=True)  # a blank line stays a blank line (keeps outputs aligned)
             continue
         try:
-            r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k)
+            r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k,
+                          prefix=args.prefix, causal=not args.no_causal_mask)
             line = json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False) if args.json else r.translation
             if r.notice:
                 print(f"notice: {r.notice}", file=sys.stderr)
+            if r.loss is not None and not args.json:
+                print(f"loss: {r.loss:.4f} nats/token, perplexity {r.perplexity:.2f}, causal mask "
+                      f"{'on' if r.causal else 'OFF'}", file=sys.stderr)
         except (StudioError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 2
@@ -43,10 +50,47 @@ def _translate(args) -> int:
     return status
 
 
+def _check_experiment_options(args) -> None:
+    """One-line errors for option combinations the experiments do not support."""
+    if args.no_causal_mask and args.reference is None:
+        raise ValueError("--no-causal-mask needs --reference (it switches off the mask in teacher forcing)")
+    if args.batch_with is not None:
+        if args.text == "-":
+            raise ValueError("--batch-with needs the first sentence as an argument, not '-'")
+        clash = [name for name, on in (("--beam", args.beam != 1), ("--reference", args.reference is not None),
+                                       ("--prefix", args.prefix is not None), ("--pad-to", args.pad_to is not None))
+                 if on]
+        if clash:
+            raise ValueError(f"--batch-with runs greedy decoding of two sentences; it cannot be combined with "
+                             f"{', '.join(clash)}")
+
+
+def _translate_batch(ckpt, args) -> int:
+    from core.inference.batch import translate_batch
+
+    results = translate_batch(ckpt, [args.text, args.batch_with], top_k=args.top_k)
+    for r in results:
+        if r.notice:
+            print(f"notice: {r.source.text}: {r.notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"batch": [r.to_json() for r in results]}, ensure_ascii=False, allow_nan=False), flush=True)
+    else:
+        for r in results:
+            print(r.translation, flush=True)
+    return 0
+
+
 def _evaluate(args) -> int:
+    import importlib.util
+
     from core.inference.checkpoint import load_checkpoint
     from core.training.evaluate import evaluate_files, write_json
 
+    if importlib.util.find_spec("sacrebleu") is None:  # checked before any work, not after translating
+        print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)",
+              file=sys.stderr)
+        return 2
+    check_beam(args.beam)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     result = evaluate_files(ckpt, args.src, args.ref, beam=args.beam, limit=args.limit)
     print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
@@ -91,6 +135,13 @@ def _average(args) -> int:
     return 0
 
 
+def _import_marian(args) -> int:
+    from core.inference.marian import import_marian
+
+    import_marian(args.source, args.out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from core.training import train as train_mod
 
@@ -101,17 +152,23 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("text")
     t.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    t.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
     t.add_argument("--reference", default=None, help="English reference: maps from one teacher-forced pass")
     t.add_argument("--top-k", type=int, default=5)
+    t.add_argument("--prefix", default=None,
+                   help="force the output to start with the tokens of this English text, then continue")
+    t.add_argument("--no-causal-mask", action="store_true",
+                   help="with --reference: run the teacher-forced pass without the causal mask")
+    t.add_argument("--batch-with", default=None, metavar="TEXT",
+                   help="translate a second sentence in the same padded batch (JSON: batch: [result, result])")
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")
     e.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
     e.add_argument("--src", required=True)
     e.add_argument("--ref", required=True)
-    e.add_argument("--beam", type=int, default=1)
+    e.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     e.add_argument("--limit", type=int, default=None)
     e.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     e.add_argument("--json", default=None, help="also write the scores to this JSON file")
@@ -128,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", required=True)
     a.add_argument("--run", default=None, help="training run directory: also write training.json")
 
+    m = sub.add_parser("import-marian", help="convert a Hugging Face Marian (OPUS-MT) model into a checkpoint")
+    m.add_argument("source", help="a save_pretrained folder, or a hub id such as Helsinki-NLP/opus-mt-ko-en")
+    m.add_argument("--out", required=True, help="new checkpoint folder (must not exist)")
+
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
     return parser
 
@@ -142,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
             return _evaluate(args)
         if args.command == "average":
             return _average(args)
+        if args.command == "import-marian":
+            return _import_marian(args)
         if args.command == "check":
             return _check(args)
         from core.training import train as train_mod

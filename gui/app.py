@@ -8,9 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+from core.defaults import DEFAULT_CHECKPOINT
+
 ROOT = Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "assets" / "fonts"
-DEFAULT_CHECKPOINT = ROOT / "checkpoints" / "ko-en-base"
 T0 = time.perf_counter()
 
 

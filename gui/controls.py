@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from core.defaults import MAX_BEAM
 from core.device import cuda_unavailable_reason
 
 
@@ -43,7 +44,7 @@ class InputPanel(QtWidgets.QWidget):
         self.decoding = QtWidgets.QComboBox()
         self.decoding.addItems(["Greedy", "Beam"])
         self.beam = QtWidgets.QSpinBox()
-        self.beam.setRange(2, 16)
+        self.beam.setRange(2, MAX_BEAM)
         self.beam.setValue(4)
         self.beam.setPrefix("k = ")
         self.beam.setEnabled(False)

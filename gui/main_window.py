@@ -171,6 +171,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.translate()
 
     def _on_cancelled(self, request_id: int) -> None:
+        if request_id != self.request_id:
+            return  # superseded by a newer request: its own status stays
         self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
 
     def _on_load_failed(self, reason: str) -> None:
@@ -188,14 +190,14 @@ class MainWindow(QtWidgets.QMainWindow):
         return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref)
 
     def translate(self) -> int:
-        self.worker.cancel()  # a newer request supersedes any search still running
+        self.worker.cancel(self.request_id)  # a newer request supersedes older ones, running or waiting
         self.request_id += 1
         self.status.showMessage("translating …")
         self.request_translate.emit(self.request_id, self.current_request())
         return self.request_id
 
     def cancel(self) -> None:
-        self.worker.cancel()
+        self.worker.cancel(self.request_id)  # the running request and any still waiting
 
     def _on_translated(self, request_id: int, result: Translation, ms: float) -> None:
         if request_id != self.request_id:
@@ -334,7 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
             QtWidgets.QMessageBox.warning(self, "Export failed", str(exc))
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
-        self.worker.cancel()
+        self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
         self.thread.quit()
-        self.thread.wait()  # a checkpoint load cannot be interrupted; let it finish
+        self.thread.wait()  # only a checkpoint load already running cannot be interrupted
         super().closeEvent(event)

@@ -1,7 +1,11 @@
 """Model work off the GUI thread: a QObject living in a QThread, driven by queued signals.
 
 The GUI never touches the model; it receives plain results (Checkpoint info, Translation).
-Cancellation: :meth:`ModelWorker.cancel` sets a thread-safe flag polled between decoder steps.
+Cancellation is by request id: :meth:`ModelWorker.cancel` ``(up_to)`` drops every translation
+request with an id <= ``up_to``, the one running (it stops at its next decoder step) and the ones
+still waiting in the thread's queue (they are answered with ``cancelled`` without running).
+:meth:`ModelWorker.shutdown` drops everything, loads included, so closing the window never waits
+for queued work.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ class ModelWorker(QtCore.QObject):
         loaded(Checkpoint): a new model is active (the old one is dropped only now).
         load_failed(str): one-line reason; the previous model stays active.
         translated(int, Translation, float): request id, result, milliseconds taken.
-        failed(int, str): request id, one-line reason. cancelled(int): request id.
+        failed(int, str): request id, one-line reason.
+        cancelled(int): request id; also sent for a waiting request dropped before it ran.
         busy(bool): work started/finished.
     """
 
@@ -53,18 +58,29 @@ class ModelWorker(QtCore.QObject):
     def __init__(self) -> None:
         super().__init__()
         self.checkpoint: Checkpoint | None = None
-        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._dropped_up_to = 0  # translation requests with an id <= this are cancelled
+        self._closing = threading.Event()
 
-    def cancel(self) -> None:
-        """Thread-safe: ask the running translation to stop at its next step."""
-        self._cancel.set()
+    def cancel(self, up_to: int) -> None:
+        """Thread-safe: cancel every translation request with id <= ``up_to``, running or waiting.
+        Ids only grow, so a lower ``up_to`` than an earlier call changes nothing."""
+        with self._lock:
+            self._dropped_up_to = max(self._dropped_up_to, up_to)
 
-    def _should_stop(self) -> None:
-        if self._cancel.is_set():
-            raise Cancelled
+    def shutdown(self) -> None:
+        """Thread-safe: drop all work, running and waiting (translations and loads), for good."""
+        self._closing.set()
+
+    def is_dropped(self, request_id: int) -> bool:
+        """True if request ``request_id`` was cancelled or the worker is shutting down."""
+        with self._lock:
+            return self._closing.is_set() or request_id <= self._dropped_up_to
 
     @QtCore.Slot(str, str)
     def load(self, path: str, device: str) -> None:
+        if self._closing.is_set():
+            return
         self.busy.emit(True)
         try:
             ckpt = load_checkpoint(path, device=device)
@@ -80,15 +96,22 @@ class ModelWorker(QtCore.QObject):
 
     @QtCore.Slot(int, object)
     def translate(self, request_id: int, req: TranslateRequest) -> None:
+        if self.is_dropped(request_id):  # cancelled or superseded while it waited
+            self.cancelled.emit(request_id)
+            return
         if self.checkpoint is None:
             self.failed.emit(request_id, "no model loaded")
             return
-        self._cancel.clear()
+
+        def should_stop() -> None:
+            if self.is_dropped(request_id):
+                raise Cancelled
+
         self.busy.emit(True)
         t0 = time.perf_counter()
         try:
             result = translate(self.checkpoint, req.text, beam=req.beam, pad_to=req.pad_to,
-                               reference=req.reference, top_k=req.top_k, should_stop=self._should_stop)
+                               reference=req.reference, top_k=req.top_k, should_stop=should_stop)
         except Cancelled:
             self.cancelled.emit(request_id)
         except (StudioError, ValueError) as exc:

@@ -10,13 +10,14 @@ import torch
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from core.defaults import DEFAULT_CHECKPOINT  # noqa: E402
 from core.inference.tokenizer import TextTokenizer  # noqa: E402
 from core.transformer.config import ModelConfig  # noqa: E402
 from core.transformer.model import Transformer  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
-SHIPPED = ROOT / "checkpoints" / "ko-en-base"
+SHIPPED = DEFAULT_CHECKPOINT
 
 
 def tiny_config(**kw) -> ModelConfig:

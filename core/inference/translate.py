@@ -6,27 +6,58 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from core.defaults import check_beam
 from core.errors import InputError
-from core.inference.beam import Hypothesis, beam_search
+from core.inference.beam import BeamStep, Hypothesis, beam_search
 from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession, Source, prepare_source, teacher_forced
+from core.inference.decoding import DecodeSession, Source, prepare_source
+from core.inference.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
 from core.inference.maps import AttentionMaps
 from core.inference.tokenizer import BOS, EOS, _no_surrogates
 
 
 @dataclass
 class StepInfo:
-    """Output token at one step and the top-k candidates ``[(token, probability)]``, highest first."""
+    """Output token at one step and the top-k candidates ``[(token, probability)]``, highest first.
+
+    logprob: log p(token) in nats; forced: imposed by the user (a forked prefix), not chosen.
+    Teacher forcing only: ref_logprob = log p(reference token) (equal to logprob), argmax = the
+    model's own most likely token, running_loss = mean NLL (nats/token) of steps 1..this one.
+    """
 
     token: str
     token_id: int
     top_k: list[tuple[str, float]]
+    logprob: float | None = None
+    forced: bool = False
+    argmax: str | None = None
+    running_loss: float | None = None
+    top_ids: list[int] = field(default_factory=list)  # the ids of ``top_k``, same order
+
+
+@dataclass
+class BeamRow:
+    """One hypothesis in the beam view: output ids/tokens (EOS excluded), log P in nats, the
+    length-normalised GNMT score log P / lp(|Y|), and whether it finished (ended with EOS)."""
+
+    ids: list[int]
+    tokens: list[str]
+    logprob: float
+    score: float
+    finished: bool
 
 
 @dataclass
 class Translation:
     """Everything the app shows for one sentence. ``mode``: greedy, beam or teacher_forced.
-    ``maps`` rows are decoder inputs (BOS first); ``notice`` explains any truncation."""
+    ``maps`` rows are decoder inputs (BOS first); ``notice`` explains any truncation.
+
+    logprob: total log P(output | source) in nats, EOS included (free-running modes).
+    In teacher forcing ``translation`` is the model's argmax at each reference position, ``loss``
+    the mean NLL (nats/token) of the reference and ``causal`` whether the causal mask was on.
+    ``beam_trace``: the beam after every search step (beam mode): per step the live hypotheses
+    then those that finished at that step, as :class:`BeamRow`.
+    """
 
     source: Source
     translation: str
@@ -37,11 +68,20 @@ class Translation:
     hypotheses: list[tuple[str, float, bool]] = field(default_factory=list)
     notice: str = ""
     reference: str | None = None
+    logprob: float | None = None
+    loss: float | None = None
+    causal: bool = True
+    beam_trace: list[list[BeamRow]] = field(default_factory=list)
+
+    @property
+    def perplexity(self) -> float | None:
+        """exp(loss): the teacher-forced perplexity, or None outside teacher forcing."""
+        return None if self.loss is None else math.exp(self.loss)
 
     def to_json(self) -> dict:
         """A JSON-ready dict (see ``python -m core translate --json``); masks True = masked."""
         m = self.maps
-        return {
+        out = {
             "source": _no_surrogates(self.source.text),  # undecodable bytes as U+FFFD, valid UTF-8 out
             "translation": self.translation,
             "mode": self.mode,
@@ -50,8 +90,8 @@ class Translation:
             "notice": self.notice,
             "src_tokens": m.src_tokens,
             "tgt_tokens": m.tgt_tokens,
-            "steps": [{"token": s.token, "id": s.token_id, "top_k": [[t, round(p, 6)] for t, p in s.top_k]}
-                      for s in self.steps],
+            "logprob": None if self.logprob is None else round(self.logprob, 6),
+            "steps": [_step_json(s, self.mode == "teacher_forced") for s in self.steps],
             "hypotheses": [{"text": t, "score": round(sc, 6), "truncated": tr} for t, sc, tr in self.hypotheses],
             "attention": m.to_json(),
             "masks": {
@@ -60,77 +100,192 @@ class Translation:
                 "causal": m.causal_mask.tolist(),
             },
         }
+        if self.mode == "teacher_forced":
+            out |= {"loss": round(self.loss, 6), "perplexity": round(self.perplexity, 6), "causal": self.causal}
+        return out
 
 
-def _session_steps(session: DecodeSession) -> list[StepInfo]:
-    return [StepInfo(s.token, s.token_id, [(t, p) for t, _, p in s.top_k]) for s in session.steps]
+def _step_json(s: StepInfo, teacher_forced: bool) -> dict:
+    d = {"token": s.token, "id": s.token_id, "top_k": [[t, round(p, 6)] for t, p in s.top_k],
+         "logprob": None if s.logprob is None else round(s.logprob, 6), "forced": s.forced}
+    if teacher_forced:
+        d |= {"ref_logprob": d["logprob"], "argmax": s.argmax, "running_loss": round(s.running_loss, 6)}
+    return d
 
 
-def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = None, reference: str | None = None,
-              top_k: int = 5, alpha: float = 0.6, should_stop=None) -> Translation:
-    """Translate ``text``; with ``reference`` the maps come from one teacher-forced pass over it.
+def session_steps(session: DecodeSession) -> list[StepInfo]:
+    """The session's steps as :class:`StepInfo` (with each chosen token's log-probability)."""
+    return [StepInfo(s.token, s.token_id, [(t, p) for t, _, p in s.top_k], step_logprob(s.logits, s.token_id),
+                     s.forced, top_ids=[i for _, i, _ in s.top_k]) for s in session.steps]
 
-    Greedy (``beam == 1``) steps a :class:`DecodeSession`; beam search picks the best
-    hypothesis, which is then replayed step by step so its maps and top-k are exactly those
-    the cached decoder computes. ``should_stop()`` is polled between steps (cancellation).
 
-    Raises:
-        InputError: empty input, bad ``pad_to``/``beam``, or an empty reference.
-    """
-    if beam < 1:
-        raise InputError("beam size must be at least 1")
-    if top_k < 1:
-        raise InputError("top-k must be at least 1")
-    if beam > 64:
-        raise InputError(f"beam size {beam} is too large (at most 64)")
-    model, src_tok, tgt_tok = ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer
-    session = DecodeSession(model, src_tok, tgt_tok, text, pad_to=pad_to, top_k=top_k)
-    hyps: list[Hypothesis] = []
-    if beam == 1:
-        while not session.finished:
-            if should_stop is not None:
-                should_stop()
-            session.step()
-    else:
-        hyps = beam_search(model, src_tok, text, beam=beam, alpha=alpha, pad_to=pad_to, should_stop=should_stop)
-        best = hyps[0]
-        for tid in best.ids + ([] if best.truncated else [model.config.eos_id]):
-            session.step(force=tid)
+def session_result(session: DecodeSession, beam: int = 1, hyps: list[Hypothesis] | None = None,
+                   trace: list[BeamStep] | None = None, pad_to: int | None = None) -> Translation:
+    """A displayable :class:`Translation` of the session as it stands now (any number of steps,
+    finished or not): what the app shows while stepping live. ``hyps``/``trace``: beam results."""
+    tgt_tok = session.tgt_tok
+    steps = session_steps(session)
     result = Translation(
-        session.source, session.translation, _session_steps(session), session.maps(),
+        session.source, session.translation, steps, session.maps(),
         "greedy" if beam == 1 else "beam", beam,
-        [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps],
-        session.source.notice,
+        [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
+        session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
+        beam_trace=beam_table(trace or [], tgt_tok),
     )
     n_unk = session.source.tokens.count("[UNK]")
     if n_unk:
-        result.notice = (result.notice + "; " if result.notice else "") + \
-            f"{n_unk} character(s) unknown to the model are shown as [UNK]"
+        result.notice = _join(result.notice, f"{n_unk} character(s) unknown to the model are shown as [UNK]")
     if pad_to is not None and pad_to < session.source.n_real:
-        result.notice = (result.notice + "; " if result.notice else "") + \
-            f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added"
+        result.notice = _join(result.notice,
+                              f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added")
     if session.truncated:
-        result.notice = (result.notice + "; " if result.notice else "") + "output stopped at the length limit"
+        result.notice = _join(result.notice, f"output stopped at the length limit ({session.max_steps} tokens) "
+                                             "without [EOS]")
+    return result
+
+
+def beam_table(trace: list[BeamStep], tgt_tok) -> list[list[BeamRow]]:
+    """The search trace as rows per step (live first, then those finished at that step)."""
+    return [[BeamRow(h.ids, tgt_tok.ids_to_tokens(h.ids), h.logprob, h.score, done)
+             for done, hs in ((False, bs.live), (True, bs.finished)) for h in hs] for bs in trace]
+
+
+def replay(session: DecodeSession, hyp: Hypothesis, n_forced: int = 0) -> None:
+    """Step ``session`` (from where it stands) through hypothesis ``hyp`` (+ EOS unless truncated),
+    so its maps and top-k are those the cached decoder computes; the first ``n_forced`` are marked
+    forced."""
+    ids = hyp.ids + ([] if hyp.truncated else [session.model.config.eos_id])
+    for i, tid in enumerate(ids[len(session.steps):], start=len(session.steps)):
+        st = session.step(force=tid)
+        if st is None:
+            break
+        st.forced = i < n_forced
+
+
+def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
+    """Target ids of a forced prefix text ([] for None). Raises InputError when it is empty."""
+    if prefix is None:
+        return []
+    ids = session.tgt_tok.encode(prefix).ids
+    if not ids:
+        raise InputError("the prefix is empty after normalization")
+    return ids
+
+
+def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = None, reference: str | None = None,
+              top_k: int = 5, alpha: float = 0.6, should_stop=None, prefix: str | None = None,
+              causal: bool = True) -> Translation:
+    """Translate ``text``: tokenize and encode once, then take exactly one path.
+
+    - greedy (``beam == 1``): a :class:`DecodeSession` steps on its KV cache;
+    - beam: :func:`beam_search` on the same encoder output picks the best hypothesis, which is
+      replayed step by step so its maps and top-k are exactly those the cached decoder computes;
+    - teacher forcing (``reference``): one parallel decoder pass over the reference (maps, per-step
+      reference log-probability, argmax, running loss; ``causal=False`` drops the causal mask).
+
+    ``prefix``: English text whose tokens are forced as the first outputs ("what if the model had
+    said …?"); decoding then continues greedily or with the beam. ``should_stop()`` is polled
+    between steps (cancellation).
+
+    Every shortening is reported in ``notice`` (and so on the CLI's stderr, in its JSON and in the
+    app's status bar): a source cut to the model's ``max_len``, an output stopped by the length
+    budget, and a reference cut to fit the decoder (then the last step's target is the reference's
+    real next token, never an ``[EOS]`` the reference does not have).
+
+    Raises:
+        InputError: empty input, bad ``pad_to``/``beam`` (see :data:`core.defaults.MAX_BEAM`),
+            an empty reference or prefix, a prefix with a reference, or ``causal=False`` without
+            a reference.
+    """
+    check_beam(beam)
+    if top_k < 1:
+        raise InputError("top-k must be at least 1")
+    if not causal and reference is None:
+        raise InputError("the causal mask can only be switched off in teacher forcing (give a reference)")
+    if reference is not None and prefix is not None:
+        raise InputError("a prefix cannot be combined with a reference (teacher forcing feeds the whole reference)")
+    model, src_tok, tgt_tok = ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer
+    session = DecodeSession(model, src_tok, tgt_tok, text, pad_to=pad_to, top_k=top_k)  # the one encode
     if reference is not None:
-        ref_ids = tgt_tok.encode(reference).ids
-        if not ref_ids:
-            raise InputError("the reference is empty after normalization")
-        c = model.config
-        ref_ids = ref_ids[: c.max_len - 2]
-        tgt_in = [c.bos_id] + ref_ids
-        tf = teacher_forced(model, session.source.ids, tgt_in, session.source.tokens,
-                            [BOS] + tgt_tok.ids_to_tokens(ref_ids))
-        probs = tf.logits.softmax(-1)
-        top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)
-        targets = ref_ids + [c.eos_id]
-        result.steps = [
-            StepInfo(EOS if t == c.eos_id else tgt_tok.id_to_token(t), t,
-                     [(tgt_tok.id_to_token(int(i)), float(p)) for p, i in zip(top_p[k], top_i[k])])
-            for k, t in enumerate(targets)
-        ]
-        result.maps, result.mode, result.reference = tf.maps, "teacher_forced", reference
+        result = reference_result(session, reference, causal, pad_to)
+    else:
+        forced = prefix_ids(session, prefix)
+        hyps: list[Hypothesis] = []
+        trace: list[BeamStep] = []
+        if beam == 1:
+            force_prefix(session, forced)
+            while not session.finished:
+                if should_stop is not None:
+                    should_stop()
+                session.step()
+        else:
+            hyps = beam_search(model, src_tok, text, beam=beam, alpha=alpha, should_stop=should_stop,
+                               session=session, prefix=forced, trace=trace)
+            replay(session, hyps[0], len(forced))
+        result = session_result(session, beam, hyps, trace, pad_to)
+        if len(forced) > sum(s.forced for s in session.steps):
+            result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only "
+                                                 f"{sum(s.forced for s in session.steps)} fit the output budget")
     check_finite(result)
     return result
+
+
+def reference_result(session: DecodeSession, reference: str, causal: bool = True,
+                     pad_to: int | None = None) -> Translation:
+    """The teacher-forced "training view" of the session's source under ``reference``: one
+    parallel pass (no decoding), with the reference log-probabilities, argmax and loss per step.
+
+    Raises:
+        InputError: the reference is empty after normalization.
+    """
+    tgt_tok, c = session.tgt_tok, session.model.config
+    ref_ids = tgt_tok.encode(reference).ids
+    if not ref_ids:
+        raise InputError("the reference is empty after normalization")
+    tgt_in, targets, ref_notice = reference_view(ref_ids, c.max_len, c.start_id, c.eos_id)
+    tf = teacher_forced_pass(session, tgt_in, [BOS] + tgt_tok.ids_to_tokens(tgt_in[1:]), causal)
+    stats = reference_stats(tf.logits, targets, c.pad_id if c.never_output_pad else None)
+    probs = tf.logits.softmax(-1)
+    top_p, top_i = probs.topk(min(session.top_k, probs.size(-1)), dim=-1)
+
+    def name(t: int) -> str:
+        return EOS if t == c.eos_id else tgt_tok.id_to_token(t)
+
+    steps = [StepInfo(name(t), t, [(tgt_tok.id_to_token(int(i)), float(p)) for p, i in zip(top_p[k], top_i[k])],
+                      stats.ref_logprob[k], False, name(stats.argmax[k]), stats.running_loss[k],
+                      [int(i) for i in top_i[k]])
+             for k, t in enumerate(targets)]
+    argmax_ids = []
+    for t in stats.argmax:
+        if t == c.eos_id:
+            break
+        argmax_ids.append(t)
+    result = session_result(session, pad_to=pad_to)
+    result.translation, result.steps, result.maps = tgt_tok.decode(argmax_ids), steps, tf.maps
+    result.mode, result.reference, result.loss, result.causal = "teacher_forced", reference, stats.loss, causal
+    result.logprob = sum(stats.ref_logprob)
+    result.notice = _join(result.notice, ref_notice)
+    return result
+
+
+def _join(notice: str, more: str) -> str:
+    return f"{notice}; {more}" if notice else more
+
+
+def reference_view(ref_ids: list[int], max_len: int, start_id: int, eos_id: int) -> tuple[list[int], list[int], str]:
+    """Decoder input ``[T]`` (start token first), targets ``[T]`` and a notice for a reference of
+    ``R = len(ref_ids)`` tokens, with ``T <= max_len`` decoder positions.
+
+    Fits (R + 1 <= max_len): input ``[start] + ref``, targets ``ref + [EOS]``, no notice.
+    Too long: input ``[start] + ref[:max_len - 1]``, targets ``ref[:max_len]`` (each position's
+    real next reference token; no ``[EOS]``, since the reference does not end there), and a notice.
+    """
+    if len(ref_ids) + 1 <= max_len:
+        return [start_id] + ref_ids, ref_ids + [eos_id], ""
+    kept = max_len - 1
+    notice = (f"reference has {len(ref_ids)} tokens; only the first {kept} were fed to the decoder "
+              f"(max_len {max_len}), so the view ends before the reference does")
+    return [start_id] + ref_ids[:kept], ref_ids[:max_len], notice
 
 
 def check_finite(result: Translation) -> None:
@@ -144,4 +299,5 @@ def check_finite(result: Translation) -> None:
             raise InputError("internal error: non-finite probabilities")
 
 
-__all__ = ["translate", "Translation", "StepInfo", "prepare_source"]
+__all__ = ["translate", "Translation", "StepInfo", "prepare_source", "reference_view", "session_result",
+           "reference_result", "replay", "prefix_ids"]

@@ -1,0 +1,117 @@
+"""Cancellation by request id (gui/worker.py): Cancel, a newer request and closing the window drop
+the running translation *and* the ones still waiting in the worker's queue (a waiting request is
+answered with ``cancelled`` and never runs)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from PySide6 import QtCore
+
+import gui.worker
+from gui.main_window import MainWindow
+from gui.worker import TranslateRequest
+
+from .test_decoding import SENTENCES
+
+
+class FakeTranslate:
+    """Stands in for core's translate: texts starting with "block" poll ``should_stop`` until
+    cancelled (a search that never ends by itself); others run the real translation."""
+
+    def __init__(self, real):
+        self.real, self.calls, self.stopped = real, [], []
+
+    def __call__(self, ckpt, text, should_stop=None, **kw):
+        self.calls.append(text)
+        if not text.startswith("block"):
+            return self.real(ckpt, text, should_stop=should_stop, **kw)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                should_stop()
+            except Exception:
+                self.stopped.append(text)
+                raise
+            time.sleep(0.005)
+        raise AssertionError("the search was never cancelled")
+
+
+@pytest.fixture
+def app(qtbot, tiny_checkpoint, monkeypatch):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
+        win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    fake = FakeTranslate(gui.worker.translate)
+    monkeypatch.setattr(gui.worker, "translate", fake)
+    gate = threading.Event()  # a checkpoint load that cannot be interrupted, until the gate opens
+    real_load = gui.worker.load_checkpoint
+    monkeypatch.setattr(gui.worker, "load_checkpoint", lambda path, device="auto": gate.wait(20) and real_load(path, device))
+    events = {"cancelled": [], "translated": []}
+    win.worker.cancelled.connect(events["cancelled"].append)
+    win.worker.translated.connect(lambda rid, result, ms: events["translated"].append(rid))
+    yield win, fake, gate, events, str(tiny_checkpoint)
+    gate.set()
+    win.close()
+
+
+def test_cancel_drops_a_waiting_request_and_the_running_one(qtbot, app):
+    win, fake, gate, events, path = app
+    win.load_checkpoint(path, "cpu")  # busy with a load that cannot be interrupted
+    qtbot.waitUntil(win.inputs.cancel_button.isEnabled, timeout=5000)
+    win.inputs.text.setText(SENTENCES[0])
+    waiting = win.translate()
+    qtbot.mouseClick(win.inputs.cancel_button, QtCore.Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(win.worker.cancelled, timeout=20000, check_params_cb=lambda rid: rid == waiting):
+        gate.set()
+    assert fake.calls == [] and events["translated"] == [] and win.result is None
+
+    win.inputs.text.setText("block: a long search")
+    running = win.translate()
+    qtbot.waitUntil(lambda: fake.calls == ["block: a long search"], timeout=5000)
+    with qtbot.waitSignal(win.worker.cancelled, timeout=20000, check_params_cb=lambda rid: rid == running):
+        qtbot.mouseClick(win.inputs.cancel_button, QtCore.Qt.MouseButton.LeftButton)
+    assert fake.stopped == ["block: a long search"] and events["translated"] == []
+    assert "cancelled" in win.status.currentMessage()
+
+
+def test_a_newer_request_drops_the_waiting_and_the_running_ones(qtbot, app):
+    win, fake, gate, events, path = app
+    win.load_checkpoint(path, "cpu")
+    qtbot.waitUntil(win.inputs.cancel_button.isEnabled, timeout=5000)
+    win.inputs.text.setText(SENTENCES[0])
+    first = win.translate()  # waits behind the load ...
+    win.inputs.text.setText(SENTENCES[1])
+    with qtbot.waitSignal(win.worker.translated, timeout=30000) as got:
+        second = win.translate()  # ... and is superseded before it starts
+        gate.set()
+    assert got.args[0] == second and events["translated"] == [second]
+    assert fake.calls == [SENTENCES[1]] and first in events["cancelled"]
+    assert win.result.source.text == SENTENCES[1]
+
+    win.inputs.text.setText("block: a long search")
+    running = win.translate()
+    qtbot.waitUntil(lambda: "block: a long search" in fake.calls, timeout=5000)
+    win.inputs.text.setText(SENTENCES[2])
+    with qtbot.waitSignal(win.worker.translated, timeout=30000) as got:
+        newest = win.translate()
+    assert got.args[0] == newest and fake.stopped == ["block: a long search"]
+    assert running in events["cancelled"] and win.result.source.text == SENTENCES[2]
+
+
+def test_closing_drops_waiting_requests_and_stops_the_running_one(qtbot, app):
+    win, fake, gate, events, path = app
+    win.inputs.text.setText("block: a long search")
+    running = win.translate()
+    qtbot.waitUntil(lambda: fake.calls == ["block: a long search"], timeout=5000)
+    for rid in (running + 1, running + 2):  # requests queued behind it (as the headless path queues them)
+        win.request_translate.emit(rid, TranslateRequest(SENTENCES[0]))
+    win.request_load.emit(path, "cpu")  # a queued load is dropped too (the gate stays shut)
+    win.close()
+    assert win.thread.isFinished()
+    assert fake.calls == ["block: a long search"] and fake.stopped == ["block: a long search"]
+    assert events["translated"] == [] and events["cancelled"][0] == running
+    assert set(events["cancelled"]) <= {running, running + 1, running + 2}  # the waiting ones never ran
