@@ -4,8 +4,8 @@ Layout::
 
     config.json            ModelConfig
     model.safetensors      weights (tied matrices stored once)
-    tokenizer_src.json     source (Korean) BPE tokenizer
-    tokenizer_tgt.json     target (English) BPE tokenizer
+    tokenizer_src.json     source (Korean) BPE tokenizer, or a SentencePiece descriptor (OPUS-MT import:
+    tokenizer_tgt.json     target (English)  source.spm, target.spm and vocab.json sit beside it)
     README.md              model card
 
 Anything wrong raises :class:`core.errors.CheckpointError` naming the file and the problem.
@@ -23,7 +23,7 @@ from safetensors.torch import save_file
 
 from core.device import resolve_device
 from core.errors import CheckpointError
-from core.inference.tokenizer import TextTokenizer
+from core.inference.tokenizer import TextTokenizer, load_tokenizer
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer
 
@@ -107,15 +107,19 @@ def _read_config(path: Path) -> ModelConfig:
         raise CheckpointError(f"{path / CONFIG}: {exc}") from None
 
 
-def _read_tokenizer(file: Path, vocab_size: int, side: str) -> TextTokenizer:
+def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer:
+    vocab_size = config.src_vocab_size if side == "src" else config.tgt_vocab_size
     try:
-        tok = TextTokenizer.from_file(file)
+        tok = load_tokenizer(file)
     except Exception as exc:  # tokenizers raises plain Exception on bad JSON
         raise CheckpointError(f"{file}: not a valid tokenizer ({str(exc).splitlines()[0][:120]})") from None
     if tok.vocab_size != vocab_size:
         raise CheckpointError(
             f"{file}: vocabulary has {tok.vocab_size} entries but config.json says {side}_vocab_size {vocab_size}"
         )
+    for name in ("pad_id", "eos_id", "unk_id"):
+        if getattr(tok, name) != getattr(config, name):
+            raise CheckpointError(f"{file}: tokenizer {name} {getattr(tok, name)} != config.json {name} {getattr(config, name)}")
     return tok
 
 
@@ -176,8 +180,8 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
         if not (path / name).is_file():
             raise CheckpointError(f"{path / name}: missing (a checkpoint needs {', '.join(REQUIRED)})")
     config = _read_config(path)
-    src_tok = _read_tokenizer(path / SRC_TOKENIZER, config.src_vocab_size, "src")
-    tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config.tgt_vocab_size, "tgt")
+    src_tok = _read_tokenizer(path / SRC_TOKENIZER, config, "src")
+    tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config, "tgt")
     dev = resolve_device(device)
     model = Transformer(config)
     tensors = _read_weights(path / WEIGHTS, model)

@@ -128,13 +128,16 @@ class DecodeSession:
         if self.finished:
             return None
         c = self.model.config
-        last = self.steps[-1].token_id if self.steps else c.bos_id
+        last = self.steps[-1].token_id if self.steps else c.start_id
         x = torch.tensor([[last]], device=self.device)
         with torch.inference_mode():
             out = self.model.decode(x, self.memory, self.src_key_padding_mask, need_weights=True, cache=self._cache)
         self._cache = out.cache
         logits = out.logits[0, -1].float()
         probs = logits.softmax(-1)
+        if c.never_output_pad:  # shown and chosen without pad; the logits stay as computed
+            probs = probs.clone()
+            probs[c.pad_id] = 0.0
         top_p, top_i = probs.topk(min(self.top_k, probs.numel()))
         token_id = int(top_i[0]) if force is None else int(force)
         step = Step(
@@ -172,12 +175,19 @@ class DecodeSession:
         for k, st in enumerate(self.steps):
             dec[:, :, k, : k + 1] = st.self_attn
             cross[:, :, k] = st.cross_attn
-        tgt_ids = [c.bos_id] + self.output_ids[: max(n - 1, 0)]
+        tgt_ids = [c.start_id] + self.output_ids[: max(n - 1, 0)]
         return AttentionMaps(
             self.encoder_self, dec, cross,
             self.src_key_padding_mask[0].cpu(), torch.zeros(n, dtype=torch.bool), causal_mask(n),
             list(self.source.tokens), [BOS] + self.tgt_tok.ids_to_tokens(tgt_ids[1:]),
         )
+
+
+def _pad_column(scores: Tensor, pad_id: int) -> Tensor:
+    """Bool ``[1, V]`` with True at ``pad_id``, for ``never_output_pad`` (True = never chosen)."""
+    col = torch.zeros(1, scores.size(-1), dtype=torch.bool, device=scores.device)
+    col[0, pad_id] = True
+    return col
 
 
 @dataclass
@@ -231,13 +241,16 @@ def greedy_batch(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokeni
     budgets = torch.tensor([max_output_steps(s.n_real, c.max_len) for s in sources], device=device)
     with torch.inference_mode():
         enc = model.encode(src)
-        last = torch.full((len(texts), 1), c.bos_id, dtype=torch.long, device=device)
+        last = torch.full((len(texts), 1), c.start_id, dtype=torch.long, device=device)
         done = torch.zeros(len(texts), dtype=torch.bool, device=device)
         outs, cache = [], None
         for k in range(int(budgets.max())):
             o = model.decode(last, enc.memory, enc.src_key_padding_mask, cache=cache)
             cache = o.cache
-            nxt = o.logits[:, -1].argmax(-1)
+            scores = o.logits[:, -1]
+            if c.never_output_pad:
+                scores = scores.masked_fill(_pad_column(scores, c.pad_id), float("-inf"))
+            nxt = scores.argmax(-1)
             nxt = torch.where(done, torch.full_like(nxt, c.pad_id), nxt)
             outs.append(nxt)
             done = done | nxt.eq(c.eos_id) | (k + 1 >= budgets)

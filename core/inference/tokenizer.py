@@ -57,8 +57,14 @@ class Encoding:
 class TextTokenizer:
     """A BPE tokenizer for one language, wrapping ``tokenizers.Tokenizer``.
 
-    Special tokens have fixed ids: ``[PAD]`` 0, ``[BOS]`` 1, ``[EOS]`` 2, ``[UNK]`` 3.
+    Our special tokens have fixed ids: ``[PAD]`` 0, ``[BOS]`` 1, ``[EOS]`` 2, ``[UNK]`` 3.
     ``encode`` adds no special tokens; the model code adds BOS/EOS where they belong.
+
+    The tokenizer interface (shared with
+    :class:`core.inference.spm_tokenizer.SentencePieceTokenizer`): ``encode``, ``decode``,
+    ``normalize``, ``id_to_token``, ``ids_to_tokens``, ``vocab_size``, ``save`` and the
+    special ids ``pad_id``, ``bos_id`` (None when the vocabulary has no BOS), ``eos_id``, ``unk_id``.
+    Token labels of special ids are always ``[PAD]``/``[BOS]``/``[EOS]``/``[UNK]``.
     """
 
     def __init__(self, tokenizer: Tokenizer) -> None:
@@ -66,6 +72,7 @@ class TextTokenizer:
         for i, tok in enumerate(SPECIAL_TOKENS):
             if tokenizer.token_to_id(tok) != i:
                 raise ValueError(f"special token {tok} must have id {i}")
+        self.pad_id, self.bos_id, self.eos_id, self.unk_id = 0, 1, 2, 3
 
     @classmethod
     def train(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> TextTokenizer:
@@ -104,11 +111,36 @@ class TextTokenizer:
 
     def decode(self, ids: Iterable[int]) -> str:
         """Join ids into text, skipping ``[PAD]``, ``[BOS]`` and ``[EOS]``; ``[UNK]`` stays visible."""
-        keep = [i for i in ids if i > 2]
+        skip = {self.pad_id, self.bos_id, self.eos_id}
+        keep = [i for i in ids if i not in skip]
         return self.tokenizer.decode(keep, skip_special_tokens=False)
 
     def id_to_token(self, i: int) -> str:
+        """The token's label; an id outside the vocabulary reads ``[UNK]``."""
         return self.tokenizer.id_to_token(i) or UNK
 
     def ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
         return [self.id_to_token(int(i)) for i in ids]
+
+
+def load_tokenizer(path: str | Path):
+    """Load either kind of tokenizer file: a ``tokenizers`` JSON (:class:`TextTokenizer`) or a
+    SentencePiece descriptor ``{"type": "sentencepiece", ...}`` written by the OPUS-MT import
+    (:class:`core.inference.spm_tokenizer.SentencePieceTokenizer`).
+
+    Raises:
+        ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.
+        Exception: anything ``tokenizers`` raises for a bad JSON.
+    """
+    import json
+
+    path = Path(path)
+    try:
+        head = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        head = None  # let ``tokenizers`` report it
+    if isinstance(head, dict) and head.get("type") == "sentencepiece":
+        from core.inference.spm_tokenizer import SentencePieceTokenizer
+
+        return SentencePieceTokenizer.from_file(path)
+    return TextTokenizer.from_file(path)

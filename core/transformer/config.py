@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-POSITIONAL_KINDS = ("sinusoidal", "learned")
+POSITIONAL_KINDS = ("sinusoidal", "sinusoidal_halves", "learned")
+ACTIVATIONS = ("relu", "gelu", "swish", "silu")  # swish and silu are the same function, x·σ(x)
 
 
 @dataclass
@@ -15,7 +16,23 @@ class ModelConfig:
     """Hyper-parameters of the encoder-decoder Transformer (paper §3, Table 3).
 
     ``d_head = d_model // n_heads`` (paper: d_k = d_v = d_model / h).
-    ``positional``: "sinusoidal" (§3.5) or "learned" (a trained [max_len, d_model] table).
+    ``positional``: "sinusoidal" (§3.5, interleaved: even features sin, odd features cos),
+    "sinusoidal_halves" (the same frequencies in Marian/OPUS-MT's layout: features
+    ``[0, D/2)`` are the sines, ``[D/2, D)`` the cosines; the table is computed in float64),
+    or "learned" (a trained ``[max_len, d_model]`` table).
+    ``scale_embedding``: multiply token embeddings by √d_model before adding positions (§3.4).
+    True for the paper and OPUS-MT; False gives BART/Marian-``scale_embedding: false`` models.
+    ``activation``: the FFN non-linearity (Eq. 2 uses "relu"); "gelu" (exact, erf form) or
+    "swish"/"silu" (x·σ(x), what OPUS-MT uses).
+    ``final_logits_bias``: a ``[tgt_vocab_size]`` bias added to the logits after the (tied)
+    output projection, as Marian's ``final_logits_bias``. False: no bias (the paper).
+    ``decoder_start_id``: the token fed as the first decoder input. ``None`` means ``bos_id``
+    (our models). OPUS-MT has no BOS and starts from pad, so its import sets both
+    ``decoder_start_id`` and ``bos_id`` to ``pad_id``; see :attr:`start_id`.
+    ``never_output_pad``: decoders never choose ``pad_id`` as an output token (Marian's
+    ``bad_words_ids = [[pad]]``); the logits themselves are unchanged.
+    ``pad_id``/``bos_id``/``eos_id``/``unk_id``: special token ids; ours are 0/1/2/3,
+    OPUS-MT's are pad = last id, eos 0, unk 1.
     ``tie_output``: the target embedding and the pre-softmax projection share one matrix
     (§3.4). ``share_src_tgt_embed``: source and target embeddings are one matrix too
     (only valid when both vocabularies are the same size, i.e. a joint vocabulary).
@@ -50,6 +67,11 @@ class ModelConfig:
     norm_first: bool = False
     attention_dropout: float | None = None
     activation_dropout: float | None = None
+    scale_embedding: bool = True
+    activation: str = "relu"
+    final_logits_bias: bool = False
+    decoder_start_id: int | None = None
+    never_output_pad: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -58,6 +80,11 @@ class ModelConfig:
     def d_head(self) -> int:
         """Per-head query/key/value width, d_model / n_heads."""
         return self.d_model // self.n_heads
+
+    @property
+    def start_id(self) -> int:
+        """The first decoder input: ``decoder_start_id``, or ``bos_id`` when that is None."""
+        return self.bos_id if self.decoder_start_id is None else self.decoder_start_id
 
     @property
     def attn_dropout_p(self) -> float:
@@ -98,8 +125,12 @@ class ModelConfig:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if self.share_src_tgt_embed and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError("share_src_tgt_embed needs src_vocab_size == tgt_vocab_size")
-        for name in ("pad_id", "bos_id", "eos_id", "unk_id"):
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        for name in ("pad_id", "bos_id", "eos_id", "unk_id", "decoder_start_id"):
             tid = getattr(self, name)
+            if tid is None:
+                continue
             if not (0 <= tid < min(self.src_vocab_size, self.tgt_vocab_size)):
                 raise ValueError(f"{name} {tid} is outside the vocabularies")
 

@@ -7,31 +7,60 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.transformer.attention import MultiHeadAttention
 
+_ACTIVATIONS = {"relu": torch.relu, "gelu": F.gelu, "swish": F.silu, "silu": F.silu}
+
 
 class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2 (Eq. 2). ``[B, T, D] -> [B, T, D]``.
+    """FFN(x) = act(x W1 + b1) W2 + b2; the paper's act is max(0, ·) (Eq. 2). ``[B, T, D] -> [B, T, D]``.
 
-    ``dropout`` is the activation dropout, applied to the ``[B, T, d_ff]`` hidden layer."""
+    ``activation``: "relu" (paper), "gelu" (exact erf form) or "swish"/"silu" (x·σ(x), OPUS-MT).
+    ``dropout`` is the activation dropout, applied to the ``[B, T, d_ff]`` hidden layer.
+    Raises KeyError for an unknown activation (ModelConfig validates it first)."""
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str = "relu") -> None:
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
+        self.act = _ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+        return self.linear2(self.dropout(self.act(self.linear1(x))))
+
+
+def sinusoid_table(max_len: int, d_model: int, layout: str = "interleaved") -> Tensor:
+    """The §3.5 sinusoids as a ``[max_len, d_model]`` float32 table.
+
+    PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(pos / 10000^(2i/D)).
+    ``layout="interleaved"``: as written (even features sin, odd cos; float32 arithmetic, the
+    table our own models were trained with). ``layout="halves"``: Marian/OPUS-MT's layout, the
+    ⌈D/2⌉ sines first, then the ⌊D/2⌋ cosines, computed in float64 as Hugging Face's
+    ``MarianSinusoidalPositionalEmbedding`` does, then cast to float32.
+    """
+    if layout == "halves":
+        pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+        j = torch.arange(d_model, dtype=torch.float64)
+        angle = pos / torch.pow(10000.0, 2 * torch.div(j, 2, rounding_mode="floor") / d_model)  # [max_len, D]
+        return torch.cat([torch.sin(angle[:, 0::2]), torch.cos(angle[:, 1::2])], dim=1).float()
+    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div)
+    return pe
 
 
 class PositionalEncoding(nn.Module):
     """Adds position information to ``[B, T, D]`` embeddings.
 
     "sinusoidal": PE(pos, 2i) = sin(pos / 10000^(2i/D)), PE(pos, 2i+1) = cos(...) (§3.5).
-    "learned": a trained ``[max_len, D]`` table.
+    "sinusoidal_halves": the same values with sines in features [0, D/2), cosines after (Marian).
+    "learned": a trained ``[max_len, D]`` table. See :func:`sinusoid_table`.
     Raises ValueError when ``offset + T > max_len``.
     """
 
@@ -42,11 +71,7 @@ class PositionalEncoding(nn.Module):
         if kind == "learned":
             self.table = nn.Embedding(max_len, d_model)
         else:
-            pos = torch.arange(max_len, dtype=torch.float32)[:, None]
-            div = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
-            pe = torch.zeros(max_len, d_model)
-            pe[:, 0::2] = torch.sin(pos * div)
-            pe[:, 1::2] = torch.cos(pos * div)
+            pe = sinusoid_table(max_len, d_model, "halves" if kind == "sinusoidal_halves" else "interleaved")
             self.register_buffer("pe", pe, persistent=False)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
@@ -64,15 +89,16 @@ class EncoderLayer(nn.Module):
     post-LN (paper §3.1): x = LayerNorm(x + Dropout(Sublayer(x))).
     pre-LN (``norm_first``): x = x + Dropout(Sublayer(LayerNorm(x))).
     ``dropout`` is the residual dropout; ``attn_dropout`` acts on attention weights,
-    ``act_dropout`` on the FFN hidden layer (both default to ``dropout``).
+    ``act_dropout`` on the FFN hidden layer (both default to ``dropout``); ``activation`` is
+    the FFN's non-linearity (see :class:`FeedForward`).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
-                 act_dropout: float | None = None, norm_first: bool = False) -> None:
+                 act_dropout: float | None = None, norm_first: bool = False, activation: str = "relu") -> None:
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout if attn_dropout is None else attn_dropout)
-        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)
@@ -118,13 +144,13 @@ class DecoderLayer(nn.Module):
     :class:`EncoderLayer`."""
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
-                 act_dropout: float | None = None, norm_first: bool = False) -> None:
+                 act_dropout: float | None = None, norm_first: bool = False, activation: str = "relu") -> None:
         super().__init__()
         self.norm_first = norm_first
         p_attn = dropout if attn_dropout is None else attn_dropout
         self.self_attn = MultiHeadAttention(d_model, n_heads, p_attn)
         self.cross_attn = MultiHeadAttention(d_model, n_heads, p_attn)
-        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout)
+        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout, activation)
         self.norm1 = nn.LayerNorm(d_model)
         self.norm2 = nn.LayerNorm(d_model)
         self.norm3 = nn.LayerNorm(d_model)

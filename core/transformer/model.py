@@ -46,11 +46,13 @@ def _key_mask(key_padding: Tensor | None) -> Tensor | None:
 class Transformer(nn.Module):
     """Encoder-decoder Transformer, written from "Attention Is All You Need".
 
-    Embeddings are multiplied by √d_model (§3.4) and summed with positional encodings (§3.5);
+    Embeddings are multiplied by √d_model (§3.4; off with ``scale_embedding=False``) and summed
+    with positional encodings (§3.5; interleaved, Marian's sin/cos halves, or learned);
     ``tie_output`` shares the target embedding with the pre-softmax projection (§3.4);
     ``share_src_tgt_embed`` makes source and target embeddings one matrix (joint vocabulary,
     three-way tying, Press & Wolf 2017). With ``norm_first`` (pre-LN) each stack ends in a
-    final LayerNorm (``encoder_norm`` / ``decoder_norm``).
+    final LayerNorm (``encoder_norm`` / ``decoder_norm``). With ``final_logits_bias`` the logits
+    get a ``[V]`` bias after the output projection (Marian). All options: :class:`ModelConfig`.
     """
 
     def __init__(self, config: ModelConfig) -> None:
@@ -64,13 +66,17 @@ class Transformer(nn.Module):
         self.src_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.tgt_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.dropout = nn.Dropout(c.dropout)
-        layer_args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout_p, c.act_dropout_p, c.norm_first)
+        layer_args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout_p, c.act_dropout_p, c.norm_first,
+                      c.activation)
         self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.n_decoder_layers))
         # pre-LN leaves the residual stream un-normalized: one final LayerNorm per stack
         self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None
         self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        # Marian's final_logits_bias [V]; a parameter so it is saved and loaded like any weight
+        self.final_logits_bias = nn.Parameter(torch.zeros(c.tgt_vocab_size)) if c.final_logits_bias else None
+        self.embed_scale = math.sqrt(c.d_model) if c.scale_embedding else 1.0
         self._reset_parameters()
         if c.tie_output:
             self.generator.weight = self.tgt_embed.weight
@@ -102,7 +108,7 @@ class Transformer(nn.Module):
         if src_key_padding_mask is None:
             src_key_padding_mask = key_padding_mask(src, self.config.pad_id)
         mask = _key_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys* (None if no pad)
-        x = self.dropout(self.src_pos(self.src_embed(src) * math.sqrt(self.config.d_model)))
+        x = self.dropout(self.src_pos(self.src_embed(src) * self.embed_scale))
         weights = [] if need_weights else None
         for layer in self.encoder_layers:
             x, w = layer(x, mask, need_weights)
@@ -146,7 +152,7 @@ class Transformer(nn.Module):
             causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
             self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
         c_mask = _key_mask(src_key_padding_mask)
-        x = self.tgt_embed(tgt) * math.sqrt(self.config.d_model)
+        x = self.tgt_embed(tgt) * self.embed_scale
         x = self.dropout(self.tgt_pos(x, offset=t0))
         self_w = [] if need_weights else None
         cross_w = [] if need_weights else None
@@ -159,10 +165,17 @@ class Transformer(nn.Module):
                 cross_w.append(wc)
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        return DecoderOutput(self.generator(x), self_w, cross_w, new_cache)
+        logits = self.generator(x)
+        if self.final_logits_bias is not None:
+            logits = logits + self.final_logits_bias
+        return DecoderOutput(logits, self_w, cross_w, new_cache)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
-        """Teacher-forced logits ``[B, T, V]`` for ``src [B, S]`` and decoder input ``tgt [B, T]``."""
+        """Teacher-forced logits ``[B, T, V]`` for ``src [B, S]`` and decoder input ``tgt [B, T]``
+        (``start_id`` first). Target key padding (True = pad) comes from ``pad_id``; position 0 is
+        the decoder start and never padding, even when ``start_id == pad_id`` (OPUS-MT)."""
         enc = self.encode(src)
         tgt_kpm = key_padding_mask(tgt, self.config.pad_id)
+        if self.config.start_id == self.config.pad_id:
+            tgt_kpm[:, 0] = False
         return self.decode(tgt, enc.memory, enc.src_key_padding_mask, tgt_kpm).logits

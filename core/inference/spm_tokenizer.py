@@ -1,0 +1,156 @@
+"""SentencePiece tokenizers with a separate joint vocabulary, as OPUS-MT (Marian) models use.
+
+Marian keeps two SentencePiece models (``source.spm`` for Korean, ``target.spm`` for English)
+that cut text into pieces, and one ``vocab.json`` mapping every piece of either language to the
+model's embedding row. A piece the vocabulary lacks becomes ``unk``. This reproduces Hugging
+Face's ``MarianTokenizer`` (without its optional Moses punctuation normalizer and ``>>xx<<``
+language codes, which ko→en does not use).
+
+On disk a checkpoint holds a small descriptor (``tokenizer_src.json``)::
+
+    {"type": "sentencepiece", "model": "source.spm", "vocab": "vocab.json",
+     "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}
+
+with file names relative to the descriptor's folder. Needs the ``sentencepiece`` package
+(``pip install -e ".[import]"``), imported only when such a tokenizer is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from core.inference.tokenizer import EOS, PAD, UNK, Encoding, _no_surrogates
+
+WORD = "▁"  # SentencePiece's word-start mark, the same as in our BPE labels
+
+
+def _load_spm(path: Path):
+    try:
+        import sentencepiece
+    except ImportError:
+        raise ValueError(f"{path}: reading SentencePiece models needs `pip install sentencepiece` "
+                         "(or the extra: pip install -e \".[import]\")") from None
+    sp = sentencepiece.SentencePieceProcessor()
+    try:
+        sp.Load(str(path))
+    except (OSError, RuntimeError) as exc:
+        raise ValueError(f"{path}: not a SentencePiece model ({str(exc).splitlines()[0][:100]})") from None
+    return sp
+
+
+class SentencePieceTokenizer:
+    """One side (source or target) of a Marian tokenizer, behind :class:`TextTokenizer`'s interface.
+
+    Args:
+        model_file: the ``.spm`` SentencePiece model that cuts text into pieces.
+        vocab: piece → id for the model's whole (joint) vocabulary; ids must be 0..V-1.
+        pad_token, eos_token, unk_token: the vocabulary's special pieces (Marian: ``<pad>``,
+            ``</s>``, ``<unk>``). There is no BOS: ``bos_id`` is None.
+    Raises:
+        ValueError: ids not 0..V-1 without gaps, a special piece missing, unreadable model.
+    """
+
+    def __init__(self, model_file: str | Path, vocab: dict[str, int], pad_token: str = "<pad>",
+                 eos_token: str = "</s>", unk_token: str = "<unk>") -> None:
+        self.model_file = Path(model_file)
+        self.sp = _load_spm(self.model_file)
+        if sorted(vocab.values()) != list(range(len(vocab))):
+            raise ValueError("vocabulary ids must be 0..V-1, each used once")
+        for name, tok in (("pad", pad_token), ("eos", eos_token), ("unk", unk_token)):
+            if tok not in vocab:
+                raise ValueError(f"{name} token {tok!r} is not in the vocabulary")
+        self.vocab = dict(vocab)
+        self.pieces = [""] * len(vocab)
+        for piece, i in vocab.items():
+            self.pieces[i] = piece
+        self.special_tokens = {"pad_token": pad_token, "eos_token": eos_token, "unk_token": unk_token}
+        self.pad_id, self.eos_id, self.unk_id = vocab[pad_token], vocab[eos_token], vocab[unk_token]
+        self.bos_id = None
+        self._labels = {self.pad_id: PAD, self.eos_id: EOS, self.unk_id: UNK}
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> SentencePieceTokenizer:
+        """Load from a descriptor JSON (see the module docstring). Raises ValueError or OSError."""
+        path = Path(path)
+        desc = json.loads(path.read_text(encoding="utf-8"))
+        for key in ("model", "vocab"):
+            if not isinstance(desc.get(key), str):
+                raise ValueError(f"{path}: descriptor lacks {key!r}")
+        vocab_file = path.parent / desc["vocab"]
+        try:
+            vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{vocab_file}: not a readable vocabulary ({exc})") from None
+        if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
+            raise ValueError(f"{vocab_file}: must map pieces to integer ids")
+        specials = {k: desc[k] for k in ("pad_token", "eos_token", "unk_token") if k in desc}
+        return cls(path.parent / desc["model"], vocab, **specials)
+
+    def save(self, path: str | Path) -> None:
+        """Write the descriptor to ``path`` and copy the ``.spm`` model and ``vocab.json`` next to it."""
+        path = Path(path)
+        model_name = self.model_file.name
+        if self.model_file.resolve() != (path.parent / model_name).resolve():
+            shutil.copyfile(self.model_file, path.parent / model_name)
+        (path.parent / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False) + "\n", encoding="utf-8")
+        desc = {"type": "sentencepiece", "model": model_name, "vocab": "vocab.json", **self.special_tokens}
+        path.write_text(json.dumps(desc, indent=2) + "\n", encoding="utf-8")
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def normalize(self, text: str) -> str:
+        """The text after SentencePiece's own normalization (e.g. NFKC, collapsed spaces)."""
+        return self.sp.normalize(_no_surrogates(text))
+
+    def encode(self, text: str) -> Encoding:
+        """Cut ``text`` into pieces with the SentencePiece model and map them through the joint
+        vocabulary (a piece it lacks becomes ``[UNK]``), exactly as ``MarianTokenizer``. Offsets
+        are character spans in :meth:`normalize`'s output (a word-start ``▁`` covers no
+        character). Adds no special tokens."""
+        text = _no_surrogates(text)
+        norm = self.sp.normalize(text)
+        ids, tokens, offsets, pos = [], [], [], 0
+        for piece in self.sp.encode(text, out_type=str):
+            i = self.vocab.get(piece, self.unk_id)
+            ids.append(i)
+            tokens.append(self._labels.get(i, piece))
+            surface = piece.replace(WORD, " ")
+            if not norm.startswith(surface, pos):
+                surface = surface.lstrip(" ")  # the word mark SentencePiece adds before the first word
+            start = pos + (len(surface) - len(surface.lstrip(" ")) if norm.startswith(surface, pos) else 0)
+            if norm.startswith(surface, pos):
+                pos += len(surface)
+            offsets.append((start, pos))
+        return Encoding(ids, tokens, offsets)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Join ids into text with this side's SentencePiece model, skipping pad and EOS;
+        unknown ids and ``unk`` read ``[UNK]``."""
+        out, run = [], []
+        for i in ids:
+            i = int(i)
+            if i in (self.pad_id, self.eos_id):
+                continue
+            if i == self.unk_id or not 0 <= i < len(self.pieces):
+                out.append(self.sp.decode_pieces(run))
+                out.append(UNK)
+                run = []
+            else:
+                run.append(self.pieces[i])
+        out.append(self.sp.decode_pieces(run))
+        return " ".join(part for part in out if part).strip()
+
+    def id_to_token(self, i: int) -> str:
+        """The piece of id ``i`` (``▁`` marks a word start); specials read ``[PAD]``/``[EOS]``/``[UNK]``."""
+        i = int(i)
+        if i in self._labels:
+            return self._labels[i]
+        return self.pieces[i] if 0 <= i < len(self.pieces) else UNK
+
+    def ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
+        return [self.id_to_token(int(i)) for i in ids]
