@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--text", help="Korean sentence to translate at start")
     p.add_argument("--reference", help="English reference (teacher-forced view)")
     p.add_argument("--beam", type=int, default=1)
+    p.add_argument("--batch-with", default=None, help="second Korean sentence: both run as one padded batch")
+    p.add_argument("--no-causal-mask", action="store_true", help="with --reference: teacher forcing without the mask")
+    p.add_argument("--panel", choices=["fork", "reference", "beam"], default=None, help="experiment tab to show")
     p.add_argument("--pad-to", type=int, default=None)
     p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
     p.add_argument("--view", choices=["encoder", "decoder", "cross", "masks"], default="cross")
@@ -66,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     family = register_fonts()
     from core.errors import StudioError
     from core.inference.checkpoint import load_checkpoint
-    from core.inference.translate import translate
+    from gui.live_commands import start
     from gui.main_window import MainWindow
 
     win = MainWindow(font_family=family, font_size=args.font_size)
@@ -76,9 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         win.inputs.text.setText(args.text)
         win.inputs.reference.setText(args.reference or "")
         win.inputs.pad_to.setValue(args.pad_to or 0)
+        win.live.bar.batch_with.setText(args.batch_with or "")
+        win.live.reference.causal_off.setChecked(args.no_causal_mask)
         if args.beam > 1:
             win.inputs.decoding.setCurrentIndex(1)
             win.inputs.beam.setValue(args.beam)
+    if args.panel:
+        win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel))
     if not args.screenshot:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
@@ -96,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             if not (1 <= args.layer <= n_layers and 1 <= args.head <= c.n_heads):
                 raise ValueError(f"--layer must be 1..{n_layers} and --head 1..{c.n_heads} (1-based)")
         if args.text:
-            req = win.current_request()
-            result = translate(ckpt, req.text, beam=req.beam, pad_to=req.pad_to, reference=req.reference)
-            win.show_result(result, args.steps)
+            live, state = start(ckpt, win.current_request())
+            if live is not None:  # live: decode exactly --steps steps (all when not given)
+                live.seek(10**9 if args.steps is None else args.steps)
+                state = live.state()
+            win.show_result(state, args.steps)
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)
         win.show()

@@ -44,6 +44,7 @@ class ForkPanel(QtWidgets.QWidget):
         self.compare = QtWidgets.QLabel("no fork yet")
         self.compare.setWordWrap(True)
         self.compare.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.compare.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         v.addWidget(hint)
         v.addLayout(row)
         v.addWidget(self.compare, 1)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from core.inference.live import LiveState
 from core.inference.translate import Translation
 from gui.controls import InputPanel, StepControls
 from gui.export import export_npz, export_view
 from gui.head_grid import Cell, HeadGrid
 from gui.heatmap import COLORMAPS, Heatmap
+from gui.live_controller import LiveController
 from gui.mask_panel import MaskPanel
 from gui.topk_panel import TopKPanel
-from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, step_text, view_at
+from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
+from gui.view_model import ViewModel
 from gui.worker import ModelWorker, TranslateRequest
 
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
@@ -26,7 +28,9 @@ MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[(250, 250, 250), (90, 90, 90)])  
 
 class MainWindow(QtWidgets.QMainWindow):
     """Attention Studio. ``request_load``/``request_translate`` reach the worker through
-    queued signals; results come back as signals and are drawn on the GUI thread."""
+    queued signals; results come back as signals and are drawn on the GUI thread. The state
+    (result, step, view kind, layer/head) lives in the Qt-free :class:`ViewModel` ``vm``;
+    :class:`LiveController` routes the step controls and experiment panels to the worker."""
 
     request_load = QtCore.Signal(str, str)
     request_translate = QtCore.Signal(int, object)
@@ -36,9 +40,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle("Attention Studio — Korean → English Transformer")
         self.font_family, self.font_size = font_family, font_size
         self.cmap = pg.colormap.get("viridis")
-        self.result: Translation | None = None
-        self.kind = "cross"
-        self.selected = (0, 0)  # (layer, head) or (mask index, 0)
+        self.vm = ViewModel()
         self.request_id = 0
         self.checkpoint_path: str | None = None
         self.model_info = "no model"
@@ -47,12 +49,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_ui()
         self._build_menus()
         self._start_worker()
+        self.live = LiveController(self)
+        self._left.addWidget(self.live.tabs, 2)
+        self._outer.insertWidget(1, self.live.bar)
         self.apply_font()
+
+    result = property(lambda self: self.vm.result, doc="the Translation shown (None before the first)")
+    kind = property(lambda self: self.vm.kind, doc="the view: encoder, decoder, cross or masks")
+    selected = property(lambda self: self.vm.selected, lambda self, v: setattr(self.vm, "selected", tuple(v)),
+                        doc="(layer, head) enlarged, or (mask index, 0)")
 
     # ---------- construction ----------
     def _build_ui(self) -> None:
         central = QtWidgets.QWidget()
-        outer = QtWidgets.QVBoxLayout(central)
+        self._outer = outer = QtWidgets.QVBoxLayout(central)
         self.inputs = InputPanel()
         self.translation_label = QtWidgets.QLabel("—")
         self.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -63,7 +73,7 @@ class MainWindow(QtWidgets.QMainWindow):
         outer.addWidget(self.controls)
         split = QtWidgets.QSplitter()
         left = QtWidgets.QWidget()
-        lv = QtWidgets.QVBoxLayout(left)
+        self._left = lv = QtWidgets.QVBoxLayout(left)
         self.step_label = QtWidgets.QLabel("step 0")
         self.step_label.setWordWrap(True)
         self.topk = TopKPanel()
@@ -97,10 +107,14 @@ class MainWindow(QtWidgets.QMainWindow):
         outer.addWidget(split, 1)
         self.setCentralWidget(central)
         self.status = self.statusBar()
+        self.load_bar = QtWidgets.QProgressBar()  # shown only while a checkpoint loads
+        self.load_bar.setRange(0, 100)
+        self.load_bar.setMaximumWidth(180)
+        self.load_bar.setVisible(False)
+        self.status.addPermanentWidget(self.load_bar)
         self.inputs.translate_requested.connect(self.translate)
         self.inputs.cancel_requested.connect(self.cancel)
         self.inputs.device_changed.connect(self._on_device_changed)
-        self.controls.position_changed.connect(lambda _: self.redraw())
         for key, slot in (("Right", lambda: self.controls.set_position(self.controls.position + 1)),
                           ("Left", lambda: self.controls.set_position(self.controls.position - 1)),
                           ("Space", self.controls.toggle_play),
@@ -137,6 +151,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.request_translate.connect(self.worker.translate)
         self.worker.loaded.connect(self._on_loaded)
         self.worker.load_failed.connect(self._on_load_failed)
+        self.worker.load_progress.connect(self._on_load_progress)
         self.worker.translated.connect(self._on_translated)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)  # a bound slot: runs on the GUI thread
@@ -145,7 +160,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ---------- model and translation ----------
     def load_checkpoint(self, path: str, device: str = "auto") -> None:
-        self.status.showMessage(f"loading {path} …")
+        self.status.showMessage(f"loading {Path(path).name} …")
+        self.load_bar.setValue(0)
+        self.load_bar.setVisible(True)
         self.request_load.emit(str(path), device)
 
     def open_checkpoint_dialog(self) -> None:
@@ -157,7 +174,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.checkpoint_path:
             self.load_checkpoint(self.checkpoint_path, device)
 
+    def _on_load_progress(self, message: str, fraction: float) -> None:
+        """Loading runs in the worker thread; this only updates the status bar (window stays live)."""
+        self.load_bar.setValue(int(round(100 * fraction)))
+        self.status.showMessage(f"loading checkpoint: {message} …")
+
     def _on_loaded(self, ckpt) -> None:
+        self.load_bar.setVisible(False)
         self.checkpoint_path = str(ckpt.path)
         c = ckpt.config
         self.model_info = (f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
@@ -176,6 +199,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
 
     def _on_load_failed(self, reason: str) -> None:
+        self.load_bar.setVisible(False)
         ck = self.worker.checkpoint
         self.inputs.device.blockSignals(True)  # the selector shows where the model really is
         self.inputs.device.setCurrentIndex(0 if ck is None or ck.device.type == "cpu" else 1)
@@ -187,7 +211,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def current_request(self) -> TranslateRequest:
         ref = self.inputs.reference.text().strip() or None
         pad = self.inputs.pad_to.value() or None
-        return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref)
+        return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref,
+                                batch_with=self.live.bar.batch_with.text().strip() or None,
+                                show_full=self.vm.show_full, causal=self.live.causal)
 
     def translate(self) -> int:
         self.worker.cancel(self.request_id)  # a newer request supersedes older ones, running or waiting
@@ -199,10 +225,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def cancel(self) -> None:
         self.worker.cancel(self.request_id)  # the running request and any still waiting
 
-    def _on_translated(self, request_id: int, result: Translation, ms: float) -> None:
+    def _on_translated(self, request_id: int, state, ms: float) -> None:
         if request_id != self.request_id:
             return  # a newer request superseded this one
-        self.show_result(result)
+        self.show_result(state)
+        result = self.vm.result
         note = f" — {result.notice}" if result.notice else ""
         self.status.showMessage(f"{self.model_info} · {result.mode} · {ms:.0f} ms{note}")
         self.controls.slider.setFocus()
@@ -212,16 +239,18 @@ class MainWindow(QtWidgets.QMainWindow):
         if request_id == self.request_id and self.result is None:
             self.translation_label.setText(f"⚠ {reason}")
 
-    def show_result(self, result: Translation, position: int | None = None) -> None:
-        self.result = result
-        n = len(result.steps)
-        self.controls.set_steps(n, n if position is None else position)
+    def show_result(self, state: LiveState | Translation, position: int | None = None) -> None:
+        """Show a worker state (live: at its own step) or a complete result (at ``position``,
+        default the end)."""
+        self.vm.set_state(state, position)
+        self.live.sync()
+        self.redraw()
 
     # ---------- drawing ----------
     def set_view(self, kind: str) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown view {kind!r}")
-        self.kind = kind
+        self.vm.set_kind(kind)
         self.view_selector.blockSignals(True)
         self.view_selector.setCurrentIndex(KINDS.index(kind))
         self.view_selector.blockSignals(False)
@@ -229,7 +258,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redraw()
 
     def select(self, layer: int, head: int) -> None:
-        self.selected = (layer, head)
+        self.vm.select(layer, head)
         self.redraw()
 
     def _on_cell_clicked(self, key) -> None:
@@ -239,11 +268,11 @@ class MainWindow(QtWidgets.QMainWindow):
         r = self.result
         if r is None:
             return
-        k = self.controls.position
-        self.translation_label.setText(self._translation_text(k))
-        self.step_label.setText(step_text(r, k))
-        st = r.steps[k - 1] if k > 0 else None
-        self.topk.set_candidates(st.top_k if st else [], st.token if st else None)
+        k = self.vm.step
+        self.live.update_panels()
+        self.translation_label.setText(self.vm.translation_html())
+        self.step_label.setText(self.vm.step_description())
+        self.topk.set_candidates(*self.vm.candidates())
         m = masks_at(r, k)
         tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
         self.masks.set_masks(m["causal"], m["src_key_padding"], m["tgt_key_padding"], src, tgt)
@@ -264,8 +293,10 @@ class MainWindow(QtWidgets.QMainWindow):
         layer, head = min(self.selected[0], n_layers - 1), min(self.selected[1], n_heads - 1)
         self.grid.selected = self.selected = (layer, head)
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
-        drawn = (id(r), self.kind, 0 if self.kind == "encoder" else k, self.selected, id(self.cmap))
-        if drawn == self._drawn:
+        # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
+        source = r.maps.encoder_self if self.kind == "encoder" else r.maps
+        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.selected, id(self.cmap))
+        if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
             return
         self._drawn = drawn
         cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
@@ -276,15 +307,6 @@ class MainWindow(QtWidgets.QMainWindow):
             title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
         self.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title,
                                 v.row_label, v.col_label)
-
-    def _translation_text(self, k: int) -> str:
-        r = self.result
-        tokens = [s.token for s in r.steps[:k]]
-        so_far = "".join(t for t in tokens if t != "[EOS]").replace("▁", " ").strip()
-        label = "Reference (teacher forcing)" if r.mode == "teacher_forced" else "Translation"
-        full = html.escape(r.translation if r.mode != "teacher_forced" else (r.reference or ""))
-        return (f"<b>{label}:</b> {full}<br><b>After step {k}:</b> {html.escape(so_far) or '…'}"
-                f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>")
 
     # ---------- presenter comfort and export ----------
     def apply_font(self) -> None:

@@ -158,7 +158,10 @@ class ViewModel:
             return "step 0"
         if self.step > len(r.steps):
             return f"step {self.step} / {self.n_steps}: [PAD] (this sentence ended; the batch goes on)"
-        return step_text(r, self.step)
+        text = step_text(r, self.step)
+        if self.live and not self.state.finished:  # the total is not known while decoding
+            text = text.replace(f"step {self.step} / {len(r.steps)}", f"step {self.step} (decoding live)", 1)
+        return text
 
     def candidates(self) -> tuple[list[tuple[str, float]], str | None]:
         """Top-k ``[(token, probability)]`` of the step shown and the token taken."""

@@ -18,7 +18,8 @@ from PySide6 import QtCore
 
 from core.errors import StudioError
 from core.inference.checkpoint import Checkpoint, load_checkpoint
-from core.inference.translate import translate
+from core.inference.live import LiveDecoder
+from gui.live_commands import run_command, start
 
 
 class Cancelled(Exception):
@@ -27,13 +28,18 @@ class Cancelled(Exception):
 
 @dataclass
 class TranslateRequest:
-    """What to translate and how (beam 1 = greedy; pad_to None = no padding demo)."""
+    """What to translate and how (beam 1 = greedy; pad_to None = no padding demo; reference =
+    teacher forcing, with ``causal`` False for the mask-off demonstration; ``batch_with`` = a
+    second sentence in the same padded batch; ``show_full``: compute the full output at once)."""
 
     text: str
     beam: int = 1
     pad_to: int | None = None
     reference: str | None = None
     top_k: int = 5
+    batch_with: str | None = None
+    show_full: bool = False
+    causal: bool = True
 
 
 class ModelWorker(QtCore.QObject):
@@ -42,7 +48,9 @@ class ModelWorker(QtCore.QObject):
     Signals:
         loaded(Checkpoint): a new model is active (the old one is dropped only now).
         load_failed(str): one-line reason; the previous model stays active.
-        translated(int, Translation, float): request id, result, milliseconds taken.
+        load_progress(str, float): what is being loaded and the fraction done (0..1).
+        translated(int, LiveState, float): request id, state to show, milliseconds taken; sent
+            for a new request and for each live command (:meth:`command`).
         failed(int, str): request id, one-line reason.
         cancelled(int): request id; also sent for a waiting request dropped before it ran.
         busy(bool): work started/finished.
@@ -50,6 +58,7 @@ class ModelWorker(QtCore.QObject):
 
     loaded = QtCore.Signal(object)
     load_failed = QtCore.Signal(str)
+    load_progress = QtCore.Signal(str, float)
     translated = QtCore.Signal(int, object, float)
     failed = QtCore.Signal(int, str)
     cancelled = QtCore.Signal(int)
@@ -58,6 +67,7 @@ class ModelWorker(QtCore.QObject):
     def __init__(self) -> None:
         super().__init__()
         self.checkpoint: Checkpoint | None = None
+        self.live: LiveDecoder | None = None  # the sentence being stepped (greedy or beam)
         self._lock = threading.Lock()
         self._dropped_up_to = 0  # translation requests with an id <= this are cancelled
         self._closing = threading.Event()
@@ -83,7 +93,7 @@ class ModelWorker(QtCore.QObject):
             return
         self.busy.emit(True)
         try:
-            ckpt = load_checkpoint(path, device=device)
+            ckpt = load_checkpoint(path, device=device, progress=self.load_progress.emit)
         except (StudioError, ValueError, OSError) as exc:
             self.load_failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - never let a bad file kill the app
@@ -103,6 +113,22 @@ class ModelWorker(QtCore.QObject):
             self.failed.emit(request_id, "no model loaded")
             return
 
+        self._run(request_id, lambda stop: self._start(req, stop))
+
+    @QtCore.Slot(int, str, object)
+    def command(self, request_id: int, name: str, arg) -> None:
+        """A live command on the current sentence (see :func:`gui.live_commands.run_command`):
+        ``step`` runs exactly one decoder step, ``back`` calls ``DecodeSession.back()``, …"""
+        if self.is_dropped(request_id):
+            self.cancelled.emit(request_id)
+            return
+        self._run(request_id, lambda stop: run_command(self.live, name, arg, stop))
+
+    def _start(self, req: TranslateRequest, should_stop):
+        self.live, state = start(self.checkpoint, req, should_stop)
+        return state
+
+    def _run(self, request_id: int, work) -> None:
         def should_stop() -> None:
             if self.is_dropped(request_id):
                 raise Cancelled
@@ -110,8 +136,7 @@ class ModelWorker(QtCore.QObject):
         self.busy.emit(True)
         t0 = time.perf_counter()
         try:
-            result = translate(self.checkpoint, req.text, beam=req.beam, pad_to=req.pad_to,
-                               reference=req.reference, top_k=req.top_k, should_stop=should_stop)
+            result = work(should_stop)
         except Cancelled:
             self.cancelled.emit(request_id)
         except (StudioError, ValueError) as exc:

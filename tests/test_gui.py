@@ -40,11 +40,21 @@ def type_korean(widget, text):
         QtWidgets.QApplication.sendEvent(widget, commit)
 
 
+def do(qtbot, win, action):
+    """Send work to the worker and wait until the window has shown the answer."""
+    version = win.vm.version
+    with qtbot.waitSignal(win.worker.translated, timeout=30000):
+        action()
+    qtbot.waitUntil(lambda: win.vm.version > version, timeout=10000)
+
+
 def type_and_translate(qtbot, win, text=TEXT):
+    """Type, press Enter (the live decoder starts at step 0), then Run to end ▶|."""
     win.inputs.text.clear()
     type_korean(win.inputs.text, text)
-    with qtbot.waitSignal(win.worker.translated, timeout=30000):
-        qtbot.keyClick(win.inputs.text, QtCore.Qt.Key.Key_Return)
+    do(qtbot, win, lambda: qtbot.keyClick(win.inputs.text, QtCore.Qt.Key.Key_Return))
+    assert win.vm.step == 0
+    do(qtbot, win, lambda: qtbot.mouseClick(win.controls.end_button, QtCore.Qt.MouseButton.LeftButton))
     return win.result
 
 
@@ -65,10 +75,9 @@ def test_heatmaps_equal_model_attention_while_stepping(qtbot, window, tiny_check
     maps = ref.maps()
     assert window.inputs.text.text() == TEXT
     assert result.translation == ref.translation
-    window.controls.set_position(0)
-    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
-    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
-    qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton)
+    do(qtbot, window, lambda: window.controls.set_position(0))
+    for _ in range(3):
+        do(qtbot, window, lambda: qtbot.mouseClick(window.controls.step_button, QtCore.Qt.MouseButton.LeftButton))
     k = 3
     assert window.controls.position == k
     s = len(ref.source.ids)
@@ -101,15 +110,15 @@ def test_heatmaps_equal_model_attention_while_stepping(qtbot, window, tiny_check
 def test_back_and_keyboard_grow_and_shrink_decoder_rows(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("decoder")
-    qtbot.keyClick(window, QtCore.Qt.Key.Key_Home)
+    do(qtbot, window, lambda: qtbot.keyClick(window, QtCore.Qt.Key.Key_Home))
     assert window.controls.position == 0
     assert "no decoder step yet" in window.heatmap.plot.titleLabel.text
-    qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
-    qtbot.keyClick(window, QtCore.Qt.Key.Key_Right)
+    do(qtbot, window, lambda: qtbot.keyClick(window, QtCore.Qt.Key.Key_Right))
+    do(qtbot, window, lambda: qtbot.keyClick(window, QtCore.Qt.Key.Key_Right))
     assert window.heatmap.image.image.shape == (2, 2)
-    qtbot.keyClick(window, QtCore.Qt.Key.Key_Left)
+    do(qtbot, window, lambda: qtbot.keyClick(window, QtCore.Qt.Key.Key_Left))
     assert window.heatmap.image.image.shape == (1, 1)
-    qtbot.keyClick(window, QtCore.Qt.Key.Key_End)
+    do(qtbot, window, lambda: qtbot.keyClick(window, QtCore.Qt.Key.Key_End))
     assert window.controls.position == len(window.result.steps)
 
 
@@ -179,8 +188,8 @@ def test_font_size_and_colormap(qtbot, window):
                                   "가나다라마바사아자차카 " * 60, "나"])
 def test_hostile_input_through_the_gui(qtbot, window, text):
     window.inputs.text.setText(text)
-    with qtbot.waitSignal(window.worker.translated, timeout=30000):
-        window.translate()
+    do(qtbot, window, window.translate)
+    do(qtbot, window, lambda: qtbot.mouseClick(window.controls.end_button, QtCore.Qt.MouseButton.LeftButton))
     r = window.result
     assert r.source.text == text
     img = window.heatmap.image.image

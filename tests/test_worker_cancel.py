@@ -18,16 +18,18 @@ from .test_decoding import SENTENCES
 
 
 class FakeTranslate:
-    """Stands in for core's translate: texts starting with "block" poll ``should_stop`` until
-    cancelled (a search that never ends by itself); others run the real translation."""
+    """Stands in for the worker's start of a request (gui.live_commands.start): texts starting
+    with "block" poll ``should_stop`` until cancelled (a search that never ends by itself);
+    others start the real live decoder."""
 
     def __init__(self, real):
         self.real, self.calls, self.stopped = real, [], []
 
-    def __call__(self, ckpt, text, should_stop=None, **kw):
+    def __call__(self, ckpt, req, should_stop=None):
+        text = req.text
         self.calls.append(text)
         if not text.startswith("block"):
-            return self.real(ckpt, text, should_stop=should_stop, **kw)
+            return self.real(ckpt, req, should_stop)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -45,8 +47,8 @@ def app(qtbot, tiny_checkpoint, monkeypatch):
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.worker.loaded, timeout=20000):
         win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    fake = FakeTranslate(gui.worker.translate)
-    monkeypatch.setattr(gui.worker, "translate", fake)
+    fake = FakeTranslate(gui.worker.start)
+    monkeypatch.setattr(gui.worker, "start", fake)
     gate = threading.Event()  # a checkpoint load that cannot be interrupted, until the gate opens
     real_load = gui.worker.load_checkpoint
     monkeypatch.setattr(gui.worker, "load_checkpoint", lambda path, device="auto": gate.wait(20) and real_load(path, device))

@@ -192,9 +192,9 @@ class LiveDecoder:
         self.step()
 
     def back_to_fork(self) -> bool:
-        """Back with a fork in place and the view past it: rewind to the fork point (its forced
-        token still shown). Returns False when there is nothing to rewind that way."""
-        if self.fork_point is None or len(self.session.steps) <= self.fork_point:
+        """Back at the end of a forked output: rewind to the fork point (its forced token still
+        shown). Returns False (nothing done) without a fork, or before the end."""
+        if self.fork_point is None or not self.finished or len(self.session.steps) <= self.fork_point:
             return False
         self.seek(self.fork_point)
         return True
