@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +22,17 @@ class Cell:
     key: tuple
 
 
+COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
+_LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
+
+
 class HeadGrid(pg.GraphicsLayoutWidget):
     """A grid of thumbnails, ``n_cols`` per row. Emits ``clicked(key)`` for the chosen cell.
 
     Redraw reuses the ImageItems; it only rebuilds the layout when the grid's shape changes.
+    Large layer × head grids (≥ ``COMPACT_FROM`` cells titled "L<i> H<j>", e.g. OPUS-MT's 6 × 8)
+    are compact: one header row "H1 … H8" and one header column "L1 … L6" instead of a title
+    over every thumbnail, so the thumbnails get the space; the chosen one gets a red frame.
     """
 
     clicked = QtCore.Signal(object)
@@ -37,27 +45,46 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.views: list[pg.ViewBox] = []
         self.labels: list[pg.LabelItem] = []
         self.keys: list[tuple] = []
-        self.layout_shape: tuple[int, int] = (0, 0)
+        self.layout_shape: tuple = (0, 0, False)
         self.selected: tuple | None = None
         self.font = QtGui.QFont()
         self._label_text: dict[int, tuple] = {}
         self._ranged: dict[int, bool] = {}
+        self.compact = False
+        self.headers: list[pg.LabelItem] = []
+        self._framed: dict[int, bool] = {}
 
-    def _build(self, n: int, n_cols: int) -> None:
+    def _build(self, n: int, n_cols: int, compact: bool = False, titles: list[str] | None = None) -> None:
         self.clear()
-        self._label_text, self._ranged = {}, {}
-        self.images, self.views, self.labels = [], [], []
+        self._label_text, self._ranged, self._framed = {}, {}, {}
+        self.images, self.views, self.labels, self.headers = [], [], [], []
+        self.compact = compact
+        if compact:  # header row (heads) and header column (layers); cells shift by one row/column
+            size = f"{max(self.font.pointSize() - 2, 7)}pt"
+            for c in range(n_cols):
+                self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
+            for r in range((n + n_cols - 1) // n_cols):
+                self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0,
+                                                  size=size))
+            self.ci.layout.setColumnStretchFactor(0, 0)
         for i in range(n):
             r, c = divmod(i, n_cols)
+            if compact:
+                view = self.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False)
+                self._add_view(view)
+                continue
             label = self.addLabel("", row=2 * r, col=c, size="8pt")
             view = self.addViewBox(row=2 * r + 1, col=c, lockAspect=False, enableMouse=False)
-            view.invertY(True)
-            view.setMenuEnabled(False)
-            view.setBackgroundColor((235, 235, 235))
-            self.images.append(MatrixImage(view, self.cmap))
-            self.views.append(view)
+            self._add_view(view)
             self.labels.append(label)
-        self.layout_shape = (n, n_cols)
+        self.layout_shape = (n, n_cols, compact)
+
+    def _add_view(self, view: pg.ViewBox) -> None:
+        view.invertY(True)
+        view.setMenuEnabled(False)
+        view.setBackgroundColor((235, 235, 235))
+        self.images.append(MatrixImage(view, self.cmap))
+        self.views.append(view)
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
         self.cmap = cmap
@@ -66,11 +93,14 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def set_cells(self, cells: list[Cell], n_cols: int) -> None:
         """Show ``cells`` in a grid of ``n_cols`` columns (heads across, layers down)."""
-        if self.layout_shape != (len(cells), n_cols):
-            self._build(len(cells), n_cols)
+        titles = [c.title for c in cells]
+        compact = len(cells) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in titles)
+        if self.layout_shape != (len(cells), n_cols, compact):
+            self._build(len(cells), n_cols, compact, titles)
         self.keys = [c.key for c in cells]
         overlay_cache: dict[int, np.ndarray] = {}
-        for cell, im, view, label in zip(cells, self.images, self.views, self.labels):
+        labels = self.labels if not self.compact else [None] * len(cells)
+        for cell, im, view, label in zip(cells, self.images, self.views, labels):
             overlay = None
             if cell.mask is not None and cell.mask.any():
                 overlay = overlay_cache.get(id(cell.mask))
@@ -83,6 +113,11 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
                 self._ranged[id(view)] = True
             chosen = cell.key == self.selected
+            if label is None:  # compact grid: a frame marks the chosen cell
+                if self._framed.get(id(view)) != chosen:
+                    view.setBorder(pg.mkPen("#c0392b", width=3) if chosen else None)
+                    self._framed[id(view)] = chosen
+                continue
             text = (("▶ " if chosen else "") + cell.title, chosen, max(self.font.pointSize() - 2, 7))
             if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
                 label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")

@@ -14,6 +14,7 @@ Anything wrong raises :class:`core.errors.CheckpointError` naming the file and t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ SRC_TOKENIZER = "tokenizer_src.json"
 TGT_TOKENIZER = "tokenizer_tgt.json"
 CARD = "README.md"
 REQUIRED = (CONFIG, WEIGHTS, SRC_TOKENIZER, TGT_TOKENIZER)
+Progress = Callable[[str, float], None]
 PICKLE_SUFFIXES = {".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib"}
 
 
@@ -123,7 +125,7 @@ def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer
     return tok
 
 
-def _read_weights(file: Path, model: Transformer) -> dict[str, torch.Tensor]:
+def _read_weights(file: Path, model: Transformer, progress: Progress | None = None) -> dict[str, torch.Tensor]:
     expected = _unique_state(model)
     try:
         with safe_open(str(file), framework="pt", device="cpu") as f:
@@ -137,7 +139,11 @@ def _read_weights(file: Path, model: Transformer) -> dict[str, torch.Tensor]:
                 if unexpected:
                     parts.append(f"unexpected {len(unexpected)} tensors (e.g. {unexpected[0]})")
                 raise CheckpointError(f"{file}: does not match config.json: {'; '.join(parts)}")
-            tensors = {k: f.get_tensor(k) for k in expected}
+            tensors = {}
+            for i, k in enumerate(expected):
+                tensors[k] = f.get_tensor(k)
+                if progress is not None and (i % 8 == 0 or i == len(expected) - 1):
+                    progress(f"reading weights ({i + 1}/{len(expected)} tensors)", 0.1 + 0.8 * (i + 1) / len(expected))
     except CheckpointError:
         raise
     except Exception as exc:  # SafetensorError, OSError on truncated/random bytes
@@ -153,8 +159,11 @@ def _read_weights(file: Path, model: Transformer) -> dict[str, torch.Tensor]:
     return tensors
 
 
-def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
+def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress | None = None) -> Checkpoint:
     """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
+
+    ``progress(message, fraction)`` (optional) is called as loading goes on, fraction in [0, 1]
+    (the app shows it while a large imported model, e.g. OPUS-MT's 300 MB, loads).
 
     Weights saved on a GPU load on a CPU-only machine (safetensors holds plain tensors).
     Pickle files are never opened: a directory containing one is refused.
@@ -179,12 +188,17 @@ def load_checkpoint(path: str | Path, device: str = "auto") -> Checkpoint:
     for name in REQUIRED:
         if not (path / name).is_file():
             raise CheckpointError(f"{path / name}: missing (a checkpoint needs {', '.join(REQUIRED)})")
+    report = progress or (lambda message, fraction: None)
+    report("reading config and tokenizers", 0.0)
     config = _read_config(path)
     src_tok = _read_tokenizer(path / SRC_TOKENIZER, config, "src")
     tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config, "tgt")
     dev = resolve_device(device)
+    report("building the model", 0.05)
     model = Transformer(config)
-    tensors = _read_weights(path / WEIGHTS, model)
+    tensors = _read_weights(path / WEIGHTS, model, report)
     model.load_state_dict(tensors, strict=False)  # tied aliases are filled through their twin
+    report(f"moving to {dev.type.upper()}", 0.95)
     model.to(dev).eval()
+    report("loaded", 1.0)
     return Checkpoint(path, config, model, src_tok, tgt_tok, dev)
