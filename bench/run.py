@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer repeats: under a minute")
     p.add_argument("--checkpoint", default=str(SHIPPED))
     p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
+    p.add_argument("--no-opus", action="store_true", help="skip the OPUS-MT-size import/CTranslate2 benchmark")
     args = p.parse_args(argv)
     from core.inference.checkpoint import load_checkpoint
 
@@ -255,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     results.update(bench_redraw(reps))
     results.update(bench_first_translation(1 if args.quick else 3, args.checkpoint))
     results.update(bench_decode(ckpt, 1 if args.quick else 3))
+    if not args.no_opus:
+        from bench.opus_size import bench_opus_size
+
+        results.update(bench_opus_size(1 if args.quick else 3))
     results = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in results.items()}
     md = table(results)
     print(md)
@@ -283,6 +288,13 @@ NOTES = """Definitions:
 - `flops_per_token`: 2 × parameters touched per decoder step (decoder layers + output projection);
   `achieved_gflops_greedy` divides it by the measured greedy ms/token; `matmul_peak_gflops` is a
   1024 × 1024 float32 matmul on the same machine, the practical ceiling.
+- `opus_*` (bench/opus_size.py): a random model of OPUS-MT ko-en's size (6 + 6 layers, d_model 512, 8 heads,
+  d_ff 2048, vocabulary 65,001, swish) built with transformers, imported with `import-marian`, and the
+  same weights converted by CTranslate2's TransformersConverter; one CPU thread each, EOS suppressed so
+  both decode `opus_tokens` tokens of one sentence greedily. `ours_app` is the app's path (attention
+  weights captured every step), `ours_plain` batched greedy without weights; `*_vs_ct2_time` is our
+  time per token / CTranslate2's (above 1 = we are slower). `opus_ct2_same_output`: identical token
+  sequences. `opus_load_s`: `load_checkpoint` of the imported ~310 MB checkpoint.
 """
 
 
