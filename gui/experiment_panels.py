@@ -75,7 +75,7 @@ class ReferencePanel(QtWidgets.QWidget):
     """Teacher forcing per step; signal ``causal_toggled(bool)`` (True = causal mask on)."""
 
     causal_toggled = QtCore.Signal(bool)
-    HEADERS = ["step", "reference", "p(ref)", "model argmax", "running loss"]
+    HEADERS = ["step", "reference", "p(ref)", "argmax", "loss so far"]
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -89,7 +89,10 @@ class ReferencePanel(QtWidgets.QWidget):
         self.table.setHorizontalHeaderLabels(self.HEADERS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip("p(ref): the model's probability of the reference token, also outside the top-k; "
+                              "argmax: the model's own choice (✓ = the reference); loss so far: mean NLL in "
+                              "nats/token of steps 1..k")
         v.addWidget(self.causal_off)
         v.addWidget(self.loss)
         v.addWidget(self.table, 1)
@@ -115,7 +118,7 @@ class BeamPanel(QtWidgets.QWidget):
     """The beam at the shown step. Signal ``path_clicked(object ids, bool finished)``."""
 
     path_clicked = QtCore.Signal(object, bool)
-    HEADERS = ["", "hypothesis", "log P", "score = log P / lp"]
+    HEADERS = ["", "hypothesis", "log P", "log P / lp"]
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -128,7 +131,11 @@ class BeamPanel(QtWidgets.QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip("log P: cumulative log-probability (nats); log P / lp: length-normalised score, "
+                              "lp = ((5 + |Y|) / 6)^α (GNMT)")
         self.table.cellClicked.connect(self._clicked)
         v.addWidget(self.caption)
         v.addWidget(self.table, 1)
@@ -152,7 +159,7 @@ class BeamPanel(QtWidgets.QWidget):
                                  "see its maps.")
         self.table.setRowCount(len(self.rows))
         for i, (kind, row, current) in enumerate(self.rows):
-            mark = ("▶ " if current else "") + ("✓ EOS" if kind == "finished" else "live")
+            mark = ("▶ " if current else "") + ("EOS" if kind == "finished" else "live")
             cells = [mark, words(row.tokens) or "(empty)", f"{row.logprob:.3f}", f"{row.score:.3f}"]
             for j, text in enumerate(cells):
                 item = self.table.item(i, j)
@@ -160,6 +167,7 @@ class BeamPanel(QtWidgets.QWidget):
                     item = QtWidgets.QTableWidgetItem()
                     self.table.setItem(i, j, item)
                 item.setText(text)
+            self.table.item(i, 1).setToolTip(" ".join(row.tokens))
 
 
 class ExperimentBar(QtWidgets.QWidget):

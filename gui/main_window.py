@@ -103,7 +103,7 @@ class MainWindow(QtWidgets.QMainWindow):
         rv.addWidget(self.masks, 2)
         for w in (left, center, right):
             split.addWidget(w)
-        split.setSizes([260, 560, 620])
+        split.setSizes([360, 520, 560])
         outer.addWidget(split, 1)
         self.setCentralWidget(central)
         self.status = self.statusBar()

@@ -73,6 +73,7 @@ class ViewModel:
         if st is None or not st.batch or not 0 <= i < len(st.batch):
             raise ValueError(f"no batch sentence {i + 1}")
         st.result = st.batch[i]
+        st.final = st.result.translation
         self.step = min(self.step, self.n_steps)
         self._changed()
 
