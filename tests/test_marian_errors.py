@@ -132,3 +132,15 @@ def test_cli_process_exit_status(tmp_path):
 def test_ci_installs_the_import_extra_and_refuses_to_skip():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert '".[test,import]"' in ci and "export REQUIRE_IMPORT_EXTRA=1" in ci
+
+
+def test_hub_id_offline_is_one_error_line(tmp_path):
+    pytest.importorskip("huggingface_hub")
+    out = tmp_path / "out"
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
+    r = subprocess.run([sys.executable, "-m", "core", "import-marian", "Helsinki-NLP/opus-mt-ko-en", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 2
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "download failed" in errors[0] and "Traceback" not in r.stderr
+    assert not out.exists()

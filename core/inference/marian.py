@@ -60,8 +60,11 @@ def resolve_source(source: str, log: Callable[[str], None] = print) -> Path:
     except ImportError:
         raise MarianImportError("downloading from the hub needs `pip install -e \".[import]\"` (huggingface_hub)") from None
     log(f"downloading {source} from the Hugging Face hub …")
-    try:
-        return Path(snapshot_download(source, allow_patterns=HUB_FILES))
+    try:  # safetensors when the repo has it; the .bin only otherwise (never both: 300 MB each)
+        folder = Path(snapshot_download(source, allow_patterns=[f for f in HUB_FILES if f != "pytorch_model.bin"]))
+        if not (folder / "model.safetensors").is_file():
+            folder = Path(snapshot_download(source, allow_patterns=HUB_FILES))
+        return folder
     except Exception as exc:  # offline, 404, gated: one line
         raise MarianImportError(f"{source}: download failed ({type(exc).__name__}: {str(exc).splitlines()[0][:150]})") from None
 
