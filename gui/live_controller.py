@@ -51,6 +51,9 @@ class LiveController(QtCore.QObject):
         if not self.vm.live:
             self.win.status.showMessage("not live: this needs greedy or beam decoding of one sentence", 5000)
             return
+        # each command is a request of its own: Cancel drops it (and any waiting behind it) but not
+        # the sentence; answers to superseded commands are ignored by the window
+        self.win.request_id += 1
         self.request_command.emit(self.win.request_id, name, arg)
 
     def fork_step(self) -> int:

@@ -170,3 +170,26 @@ def test_beam_hypotheses_view_and_click_shows_their_maps(qtbot, window, ck):
     window.set_view("decoder")
     n = len(row.ids)
     np.testing.assert_allclose(window.heatmap.image.image, tf.maps.decoder_self[0, 0, :n, :n].numpy(), atol=1e-5)
+
+
+def test_play_steps_on_the_timer_to_the_end_and_show_full_option(qtbot, window, ck):
+    full = translate(ck, TEXT)
+    window.inputs.text.setText(TEXT)
+    do(qtbot, window, window.translate)
+    window.controls.speed.setValue(20.0)
+    click(qtbot, window.controls.play_button)
+    qtbot.waitUntil(lambda: window.vm.state.finished and not window.controls.timer.isActive(), timeout=30000)
+    assert window.result.translation == full.translation and window.vm.step == len(full.steps)
+    assert [s.token_id for s in window.result.steps] == [s.token_id for s in full.steps]
+    window.live.bar.show_full.setChecked(True)
+    do(qtbot, window, window.translate)  # the worker computes the output once and stays at step 0
+    assert window.vm.step == 0 and len(window.result.steps) == 0
+    assert full.translation in window.translation_label.text()
+
+
+def test_cancel_keeps_the_sentence_live(qtbot, window):
+    window.inputs.text.setText(TEXT)
+    do(qtbot, window, window.translate)
+    window.cancel()
+    do(qtbot, window, lambda: click(qtbot, window.controls.step_button))
+    assert window.vm.step == 1 and len(window.result.steps) == 1
