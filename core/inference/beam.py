@@ -28,6 +28,15 @@ class Hypothesis:
     truncated: bool = False
 
 
+@dataclass
+class BeamStep:
+    """The beam after search step t (for the hypotheses view): ``live`` hypotheses in beam order
+    (score = log P / lp(|Y|) as if they ended here) and those that ``finished`` at t with EOS."""
+
+    live: list[Hypothesis]
+    finished: list[Hypothesis]
+
+
 def sequence_score(model: Transformer, src_ids: list[int], out_ids: list[int], alpha: float, eos: bool = True) -> float:
     """GNMT score of a given output (``out_ids`` without EOS; EOS appended when ``eos``), by one
     teacher-forced pass. Used to compare greedy and beam under the same length penalty."""
@@ -43,7 +52,8 @@ def sequence_score(model: Transformer, src_ids: list[int], out_ids: list[int], a
 
 def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int = 4, alpha: float = 0.6,
                 pad_to: int | None = None, n_best: int | None = None,
-                should_stop=None) -> list[Hypothesis]:
+                should_stop=None, session=None, prefix: list[int] | None = None,
+                trace: list[BeamStep] | None = None) -> list[Hypothesis]:
     """Beam search for one sentence; returns up to ``n_best`` (default ``beam``) distinct
     hypotheses, best first. Each ends with exactly one EOS or is marked ``truncated``.
 
@@ -53,6 +63,11 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
     lp grows with length, a live hypothesis's best reachable score is logP / lp(max length).
     ``should_stop()`` (optional) is polled each step for cancellation; raising is the caller's job.
 
+    ``session`` (a :class:`~core.inference.decoding.DecodeSession` of the same text): reuse its
+    source and encoder output instead of encoding again. ``prefix``: output ids every hypothesis
+    must start with (forced tokens; the beam holds one hypothesis until the prefix ends).
+    ``trace``: a list that receives one :class:`BeamStep` per search step.
+
     Raises:
         InputError: the text is empty after normalization.
         ValueError: ``beam < 1``.
@@ -61,21 +76,30 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
         raise ValueError("beam size must be >= 1")
     c = model.config
     device = next(model.parameters()).device
-    source = prepare_source(text, src_tok, c.max_len, c.eos_id, c.pad_id, pad_to)
+    source = session.source if session is not None else prepare_source(text, src_tok, c.max_len, c.eos_id,
+                                                                         c.pad_id, pad_to)
     max_steps = max_output_steps(source.n_real, c.max_len)
     with torch.inference_mode():
-        enc = model.encode(torch.tensor([source.ids], device=device))
+        if session is not None:
+            memory, kpm = session.memory, session.src_key_padding_mask
+        else:
+            enc = model.encode(torch.tensor([source.ids], device=device))
+            memory, kpm = enc.memory, enc.src_key_padding_mask
         seqs: list[list[int]] = [[]]
         logps = torch.zeros(1, device=device)
         finished: list[Hypothesis] = []
         cache = None
-        memory, kpm = enc.memory, enc.src_key_padding_mask
-        for _ in range(max_steps):
+        for t in range(max_steps):
             if should_stop is not None:
                 should_stop()
             last = torch.tensor([[s[-1] if s else c.bos_id] for s in seqs], device=device)
             out = model.decode(last, memory.expand(len(seqs), -1, -1), kpm.expand(len(seqs), -1), cache=cache)
             cand = logps[:, None] + out.logits[:, -1].float().log_softmax(-1)  # [k, V]
+            if prefix is not None and t < len(prefix):  # forced token: every other candidate is out
+                keep = cand[:, prefix[t]].clone()
+                cand.fill_(float("-inf"))
+                cand[:, prefix[t]] = keep
+            n_finished = len(finished)
             # Shrinking beam: the best `width` continuations; each EOS among them finishes a
             # hypothesis and takes its slot for good (so beam 1 is exactly greedy).
             width = beam - len(finished)  # slots not yet taken by a finished hypothesis
@@ -83,6 +107,8 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
             v = cand.size(1)
             new_seqs, new_lp, parents = [], [], []
             for lp, i in zip(flat_lp.tolist(), flat_i.tolist()):
+                if lp == float("-inf"):  # only excluded candidates are left
+                    break
                 parent, tok = divmod(i, v)
                 if tok == c.eos_id:  # finished: leaves the beam, never extended
                     length = len(seqs[parent]) + 1
@@ -91,6 +117,9 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
                     new_seqs.append(seqs[parent] + [tok])
                     new_lp.append(lp)
                     parents.append(parent)
+            if trace is not None:
+                trace.append(BeamStep([Hypothesis(s, lp, lp / length_penalty(len(s), alpha))
+                                       for s, lp in zip(new_seqs, new_lp)], finished[n_finished:]))
             if not new_seqs:  # every slot has finished
                 break
             cache = [lc.select(torch.tensor(parents, device=device)) for lc in out.cache]
