@@ -198,7 +198,18 @@ class ViewModel:
         if r is None or r.loss is None:
             return ""
         mask = "on" if r.causal else "OFF (the decoder sees the future)"
-        return f"mean NLL {r.loss:.3f} nats/token · perplexity {r.perplexity:.2f} · causal mask {mask}"
+        return (f"mean NLL {r.loss:.3f} nats/token · perplexity {r.perplexity:.2f} · causal mask {mask} · "
+                f"decoder self-attention on the next token: {100 * self.next_token_attention():.1f}%")
+
+    def next_token_attention(self) -> float:
+        """Mean decoder self-attention weight a query t gives to key t + 1 (the next token), over
+        layers, heads and t < T − 1: exactly 0 under the causal mask."""
+        r = self.result
+        w = r.maps.decoder_self if r is not None else None
+        if w is None or w.shape[-1] < 2:
+            return 0.0
+        t = w.shape[-1]
+        return float(w[:, :, range(t - 1), range(1, t)].mean())
 
     def beam_rows(self) -> list[tuple[str, BeamRow, bool]]:
         """Beam: the beam after search step ``step`` (its live hypotheses), then every hypothesis

@@ -210,5 +210,11 @@ def test_cli_experiment_options(ck, tiny_checkpoint, capsys):
                 "--no-causal-mask", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["causal"] is False and d["loss"] > 0 and all("ref_logprob" in s and "argmax" in s for s in d["steps"])
+    prefix = ck.tgt_tokenizer.decode(prefix_of(ck))
+    n = len(ck.tgt_tokenizer.encode(prefix).ids)
+    assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--prefix", prefix, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [s["forced"] for s in d["steps"]] == [True] * n + [False] * (len(d["steps"]) - n)
+    assert d["translation"] == translate(ck, TEXT, prefix=prefix).translation
     assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--batch-with", "x", "--beam", "2"]) == 2
     assert "cannot be combined with --beam" in capsys.readouterr().err

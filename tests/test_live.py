@@ -139,6 +139,14 @@ def test_view_model_state_and_teacher_forcing_rows(ck):
     for row, s in zip(rows, r.steps):
         assert row.prob == pytest.approx(math.exp(s.logprob)) and row.hit == (s.argmax == s.token)
     assert "perplexity" in vm.loss_text() and f"{r.loss:.3f}" in vm.loss_text()
+    assert vm.next_token_attention() == 0.0  # the causal mask: exact zeros above the diagonal
+    off = translate(ck, TEXT, reference="Is anybody home?", causal=False)
+    vm.set_state(off)
+    w = off.maps.decoder_self
+    t = w.shape[-1]
+    expect = sum(float(w[:, :, i, i + 1].mean()) for i in range(t - 1)) / (t - 1)
+    assert vm.next_token_attention() == pytest.approx(expect, abs=1e-6) and expect > 0
+    vm.set_state(r, step=2)
     assert vm.set_step(999) == len(r.steps) and vm.set_step(-3) == 0
     vm.set_kind("decoder")
     vm.select(1, 3)
