@@ -9,6 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from gui.downsample import all_pool, max_pool
 from gui.heatmap import MatrixImage, mask_overlay
 
 
@@ -33,6 +34,10 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     Large layer × head grids (≥ ``COMPACT_FROM`` cells titled "L<i> H<j>", e.g. OPUS-MT's 6 × 8)
     are compact: one header row "H1 … H8" and one header column "L1 … L6" instead of a title
     over every thumbnail, so the thumbnails get the space; the chosen one gets a red frame.
+
+    A map with more keys or queries than its thumbnail has device pixels is **max-pooled**
+    (:func:`gui.downsample.max_pool`): every pixel shows the largest weight it covers, so a
+    one-hot column never disappears; a note under the grid says so (``note.text``).
     """
 
     clicked = QtCore.Signal(object)
@@ -53,6 +58,11 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.compact = False
         self.headers: list[pg.LabelItem] = []
         self._framed: dict[int, bool] = {}
+        self.cells: list[Cell] = []
+        self.n_cols = 1
+        self.pooled: list[tuple[int, int]] = []  # shape each thumbnail actually draws
+        self.note: pg.LabelItem | None = None
+        self._targets: tuple = ()
 
     def _build(self, n: int, n_cols: int, compact: bool = False, titles: list[str] | None = None) -> None:
         self.clear()
@@ -77,6 +87,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             view = self.addViewBox(row=2 * r + 1, col=c, lockAspect=False, enableMouse=False)
             self._add_view(view)
             self.labels.append(label)
+        n_rows = (n + n_cols - 1) // n_cols
+        self.note = self.addLabel("", row=(n_rows + 1) if compact else 2 * n_rows, col=0,
+                                  colspan=n_cols + (1 if compact else 0), size=f"{max(self.font.pointSize() - 2, 7)}pt")
         self.layout_shape = (n, n_cols, compact)
 
     def _add_view(self, view: pg.ViewBox) -> None:
@@ -98,17 +111,28 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         if self.layout_shape != (len(cells), n_cols, compact):
             self._build(len(cells), n_cols, compact, titles)
         self.keys = [c.key for c in cells]
-        overlay_cache: dict[int, np.ndarray] = {}
+        self.cells, self.n_cols = list(cells), n_cols
+        self._targets = tuple(self._pixels(v) for v in self.views)
+        overlay_cache: dict[tuple, np.ndarray] = {}
         labels = self.labels if not self.compact else [None] * len(cells)
-        for cell, im, view, label in zip(cells, self.images, self.views, labels):
+        self.pooled = []
+        most = (1, 1)
+        for cell, im, view, label, (px_rows, px_cols) in zip(cells, self.images, self.views, labels, self._targets):
+            matrix, mask = cell.matrix, cell.mask
+            if matrix.shape[0] > px_rows or matrix.shape[1] > px_cols:
+                r0, c0 = matrix.shape
+                matrix = max_pool(matrix, px_rows, px_cols)
+                mask = None if mask is None else all_pool(mask, px_rows, px_cols)
+                most = max(most, (-(-r0 // matrix.shape[0]), -(-c0 // matrix.shape[1])))
+            self.pooled.append(matrix.shape)
             overlay = None
-            if cell.mask is not None and cell.mask.any():
-                overlay = overlay_cache.get(id(cell.mask))
+            if mask is not None and mask.any():
+                overlay = overlay_cache.get((id(cell.mask), mask.shape))
                 if overlay is None:
-                    overlay = overlay_cache[id(cell.mask)] = mask_overlay(cell.mask)
+                    overlay = overlay_cache[(id(cell.mask), mask.shape)] = mask_overlay(mask)
             shape_before = im.shape
-            im.set(cell.matrix, cell.mask, overlay)
-            rows, cols = cell.matrix.shape
+            im.set(matrix, mask, overlay)
+            rows, cols = matrix.shape
             if im.shape != shape_before or not self._ranged.get(id(view)):
                 view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
                 self._ranged[id(view)] = True
@@ -122,6 +146,29 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
                 label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")
                 self._label_text[id(label)] = text
+        note = ("" if most == (1, 1) else
+                f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
+                "(click to see every cell)")
+        if self.note is not None and self.note.text != note:
+            self.note.setText(note, size=f"{max(self.font.pointSize() - 2, 7)}pt", color="#8a4b00")
+
+    def _pixels(self, view: pg.ViewBox) -> tuple[int, int]:
+        """Device pixels (rows, cols) a thumbnail has; huge before the first layout (no pooling)."""
+        w, h = view.width(), view.height()
+        if w < 4 or h < 4:
+            return (10**6, 10**6)
+        ratio = self.devicePixelRatioF()
+        return (max(int(h * ratio), 1), max(int(w * ratio), 1))
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(ev)
+        QtCore.QTimer.singleShot(0, self._repool)
+
+    def _repool(self) -> None:
+        """After a resize, redraw if a thumbnail's pixel size changed (pooling depends on it)."""
+        if self.cells and tuple(self._pixels(v) for v in self.views) != self._targets:
+            self._ranged = {}
+            self.set_cells(self.cells, self.n_cols)
 
     def cell_at(self, scene_pos) -> tuple | None:
         for key, view in zip(self.keys, self.views):

@@ -15,7 +15,7 @@ from core.errors import InputError
 from core.inference.checkpoint import Checkpoint
 from core.inference.decoding import Source, max_output_steps, prepare_source
 from core.inference.experiments import step_logprob
-from core.inference.maps import AttentionMaps
+from core.inference.maps import AppliedMasks, AttentionMaps
 from core.inference.tokenizer import BOS, PAD
 from core.inference.translate import StepInfo, Translation, check_finite
 from core.transformer.masks import causal_mask
@@ -54,6 +54,7 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
     outputs: list[list[int]] = [[] for _ in texts]
     steps: list[list[StepInfo]] = [[] for _ in texts]
     self_rows, cross_rows = [], []
+    self_masks, cross_masks = [], []  # per step, the masks given to attention ([B, 1, 1, k+1], [B, 1, 1, S]) or None
     done = [False] * b
     with torch.inference_mode():
         enc = model.encode(src, src_kpm, need_weights=True)
@@ -66,6 +67,8 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
             out = model.decode(torch.tensor(last, device=device)[:, None], enc.memory, src_kpm, tgt_kpm,
                                need_weights=True, cache=cache)
             cache = out.cache
+            self_masks.append(out.self_mask)
+            cross_masks.append(out.cross_mask)
             self_rows.append(torch.stack([w[:, :, -1] for w in out.self_attn], 1).float().cpu())  # [B, L, H, k+1]
             cross_rows.append(torch.stack([w[:, :, -1] for w in out.cross_attn], 1).float().cpu())  # [B, L, H, S]
             logits = out.logits[:, -1].float().cpu()  # [B, V]
@@ -102,7 +105,11 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
         tgt_tokens = [BOS] + tgt_tok.ids_to_tokens(outputs[i][: n - 1]) + [PAD] * (t_len - n)
         padded = Source(source.text, src[i].tolist(), source.tokens + [PAD] * (s_len - len(source.ids)),
                         source.n_real, source.notice)
-        maps = AttentionMaps(e, dec, cross, skpm, tkpm, causal_mask(t_len), list(padded.tokens), tgt_tokens)
+        applied = AppliedMasks.from_rows(
+            None if enc.attn_mask is None else enc.attn_mask[i].reshape(-1), s_len,
+            [None if m is None else m[i, 0, -1] for m in self_masks],
+            [None if m is None else m[i].reshape(-1) for m in cross_masks])
+        maps = AttentionMaps(e, dec, cross, skpm, tkpm, causal_mask(t_len), list(padded.tokens), tgt_tokens, applied)
         truncated = outputs[i][-1] != c.eos_id
         r = Translation(padded, tgt_tok.decode(outputs[i]), steps[i], maps, "greedy", 1,
                         notice=source.notice, logprob=sum(st.logprob for st in steps[i]))

@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from core.errors import InputError
-from core.inference.maps import AttentionMaps
+from core.inference.maps import AppliedMasks, AttentionMaps
 from core.inference.tokenizer import BOS, EOS, PAD, TextTokenizer
 from core.transformer.layers import LayerCache
 from core.transformer.masks import causal_mask
@@ -70,7 +70,9 @@ class Step:
     top_k: ``[(token, id, probability)]`` highest first. self_attn ``[L, H, k+1]`` is the new
     decoder self-attention row; cross_attn ``[L, H, S]`` the new cross-attention row;
     logits ``[V]`` raw scores for this position. forced: the token was imposed by the user
-    (a forked prefix), not chosen by the model or the search.
+    (a forked prefix), not chosen by the model or the search. self_mask ``[k+1]`` / cross_mask
+    ``[S]``: the mask rows the model was given at this step (bool, True = masked), or None when
+    that attention ran unmasked (a single new query on the KV cache gets no causal mask).
     """
 
     token_id: int
@@ -80,6 +82,8 @@ class Step:
     cross_attn: Tensor
     logits: Tensor
     forced: bool = False
+    self_mask: Tensor | None = None
+    cross_mask: Tensor | None = None
 
 
 class DecodeSession:
@@ -99,6 +103,7 @@ class DecodeSession:
         with torch.inference_mode():
             enc = model.encode(src, need_weights=True)
         self.memory = enc.memory  # [1, S, D]
+        self.encoder_applied = None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1).cpu()  # [S] or None
         self.src_key_padding_mask = enc.src_key_padding_mask  # [1, S]
         self.encoder_self = torch.stack(enc.self_attn)[:, 0].float().cpu()  # [L, H, S, S]
         self.max_steps = max_output_steps(self.source.n_real, c.max_len)
@@ -147,6 +152,8 @@ class DecodeSession:
             torch.stack([w[0, :, -1] for w in out.self_attn]).float().cpu(),   # [L, H, t]
             torch.stack([w[0, :, -1] for w in out.cross_attn]).float().cpu(),  # [L, H, S]
             logits.cpu(),
+            self_mask=None if out.self_mask is None else out.self_mask[0, 0, -1].cpu(),   # [t] as given
+            cross_mask=None if out.cross_mask is None else out.cross_mask[0].reshape(-1).cpu(),  # [S]
         )
         self.steps.append(step)
         return step
@@ -180,6 +187,8 @@ class DecodeSession:
             self.encoder_self, dec, cross,
             self.src_key_padding_mask[0].cpu(), torch.zeros(n, dtype=torch.bool), causal_mask(n),
             list(self.source.tokens), [BOS] + self.tgt_tok.ids_to_tokens(tgt_ids[1:]),
+            AppliedMasks.from_rows(self.encoder_applied, s, [st.self_mask for st in self.steps],
+                                   [st.cross_mask for st in self.steps]),
         )
 
 
@@ -219,6 +228,8 @@ def teacher_forced(model: Transformer, src: list[int], tgt_in: list[int], src_to
         torch.stack(out.cross_attn)[:, 0].float().cpu(),
         enc.src_key_padding_mask[0].cpu(), torch.zeros(t, dtype=torch.bool), causal_mask(t),
         list(src_tokens), list(tgt_tokens),
+        AppliedMasks.from_pass(None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1), len(src), t,
+                               None if out.self_mask is None else out.self_mask[0], out.cross_mask),
     )
     return TeacherForced(maps, out.logits[0].float().cpu())
 

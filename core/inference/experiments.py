@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from core.inference.decoding import DecodeSession, TeacherForced
-from core.inference.maps import AttentionMaps
+from core.inference.maps import AppliedMasks, AttentionMaps
 from core.transformer.masks import causal_mask
 
 
@@ -73,6 +73,8 @@ def teacher_forced_pass(session: DecodeSession, tgt_in: list[int], tgt_tokens: l
         torch.stack(out.cross_attn)[:, 0].float().cpu(),
         session.src_key_padding_mask[0].cpu(), torch.zeros(t, dtype=torch.bool), applied,
         list(session.source.tokens), list(tgt_tokens),
+        AppliedMasks.from_pass(session.encoder_applied, len(session.source.ids), t,
+                               None if out.self_mask is None else out.self_mask[0], out.cross_mask),
     )
     return TeacherForced(maps, out.logits[0].float().cpu(), list(tgt_in))
 

@@ -17,22 +17,32 @@ from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, k
 @dataclass
 class EncoderOutput:
     """memory ``[B, S, D]``; src_key_padding_mask ``[B, S]`` (True = pad);
-    self_attn: per layer ``[B, H, S, S]`` when weights were asked for, else None."""
+    self_attn: per layer ``[B, H, S, S]`` when weights were asked for, else None;
+    attn_mask: the mask tensor every encoder self-attention was given, ``[B, 1, 1, S]`` bool
+    (True = masked), or None when attention ran unmasked (nothing padded)."""
 
     memory: Tensor
     src_key_padding_mask: Tensor
     self_attn: list[Tensor] | None = None
+    attn_mask: Tensor | None = None
 
 
 @dataclass
 class DecoderOutput:
     """logits ``[B, T_new, V]``; per layer self_attn ``[B, H, T_new, T_k]`` and cross_attn
-    ``[B, H, T_new, S]`` when asked for; cache: per-layer keys/values covering all T_k positions."""
+    ``[B, H, T_new, S]`` when asked for; cache: per-layer keys/values covering all T_k positions.
+
+    self_mask / cross_mask: the mask tensors the attention layers were **given** (bool, True =
+    masked): ``[B, 1, T_new, T_k]`` and ``[B, 1, 1, S]``, or None when that attention ran
+    unmasked (e.g. one new query on the KV cache with no target padding: every cached key is
+    visible, so no causal mask is applied; the future keys do not exist yet)."""
 
     logits: Tensor
     self_attn: list[Tensor] | None
     cross_attn: list[Tensor] | None
     cache: list[LayerCache]
+    self_mask: Tensor | None = None
+    cross_mask: Tensor | None = None
 
 
 def _key_mask(key_padding: Tensor | None) -> Tensor | None:
@@ -116,7 +126,7 @@ class Transformer(nn.Module):
                 weights.append(w)
         if self.encoder_norm is not None:
             x = self.encoder_norm(x)
-        return EncoderOutput(x, src_key_padding_mask, weights)
+        return EncoderOutput(x, src_key_padding_mask, weights, mask)
 
     def decode(
         self,
@@ -168,7 +178,7 @@ class Transformer(nn.Module):
         logits = self.generator(x)
         if self.final_logits_bias is not None:
             logits = logits + self.final_logits_bias
-        return DecoderOutput(logits, self_w, cross_w, new_cache)
+        return DecoderOutput(logits, self_w, cross_w, new_cache, self_mask, c_mask)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:
         """Teacher-forced logits ``[B, T, V]`` for ``src [B, S]`` and decoder input ``tgt [B, T]``

@@ -1,0 +1,36 @@
+"""Max-pooling for thumbnails: a map with more keys (or queries) than pixels keeps every peak.
+
+Plain striding drops columns (with 200 keys on 70 pixels, a one-hot head can vanish); here each
+output pixel holds the **maximum** of the cells it covers, so a single hot column always shows.
+No Qt here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def bin_starts(n: int, bins: int) -> np.ndarray:
+    """Start index of each of ``bins`` near-equal contiguous bins over ``n`` cells (bins ≤ n)."""
+    return (np.arange(bins) * n) // bins
+
+
+def max_pool(matrix: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:
+    """``matrix [rows, cols]`` reduced to at most ``[max_rows, max_cols]`` by taking the maximum
+    over contiguous bins along each axis that is too long; unchanged when it already fits.
+    Raises ValueError when a limit is below 1."""
+    if max_rows < 1 or max_cols < 1:
+        raise ValueError("max_pool needs at least one row and one column")
+    out = np.asarray(matrix)
+    rows, cols = out.shape
+    if cols > max_cols:
+        out = np.maximum.reduceat(out, bin_starts(cols, max_cols), axis=1)
+    if rows > max_rows:
+        out = np.maximum.reduceat(out, bin_starts(rows, max_rows), axis=0)
+    return out
+
+
+def all_pool(mask: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:
+    """Boolean ``mask`` (True = masked) pooled like :func:`max_pool`: a pixel is masked only when
+    every cell it covers is masked (so a visible weight is never hidden under the hatch)."""
+    return ~max_pool(~np.asarray(mask, dtype=bool), max_rows, max_cols)
