@@ -15,15 +15,15 @@ from gui.export import export_npz, export_view
 from gui.head_grid import Cell, HeadGrid
 from gui.heatmap import COLORMAPS, Heatmap
 from gui.live_controller import LiveController
-from gui.mask_panel import MaskPanel
+from gui.mask_panel import MASKED_RGB, OPEN_RGB, MaskPanel
 from gui.topk_panel import TopKPanel
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
 from gui.view_model import ViewModel
 from gui.worker import ModelWorker, TranslateRequest
 
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
-MASKS_CAPTION = "The masks at this step (dark = masked, True: may not attend); click one to enlarge:"
-MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[(250, 250, 250), (90, 90, 90)])  # as in the mask panel
+MASKS_CAPTION = "The masks the model was given up to this step (grey = masked, True); click one to enlarge:"
+MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[OPEN_RGB, MASKED_RGB])  # the mask panel's two colours
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -275,7 +275,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.topk.set_candidates(*self.vm.candidates())
         m = masks_at(r, k)
         tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
-        self.masks.set_masks(m["causal"], m["src_key_padding"], m["tgt_key_padding"], src, tgt)
+        self.masks.set_masks(m, src, tgt)
         self.grid.selected = self.selected
         self._apply_colormap(MASK_CMAP if self.kind == "masks" else self.cmap)
         self.grid_caption.setText(MASKS_CAPTION if self.kind == "masks" else GRID_CAPTION)
@@ -284,13 +284,13 @@ class MainWindow(QtWidgets.QMainWindow):
             cells = mask_cells(r, k)
             i = min(self.selected[0], len(cells) - 1)
             self.grid.selected = self.selected = (i, 0)
-            self.grid.set_cells([Cell(t, x.astype(np.float32), None, (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
+            self.grid.set_cells([Cell(t, np.nan_to_num(x), np.isnan(x), (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
             title, x, rows, cols = cells[i]
-            self.heatmap.set_matrix(x.astype(np.float32), None, rows, cols, f"{title} — dark = masked")
+            self.heatmap.set_mask_matrix(x, rows, cols, title)
             return
         v = view_at(r, k, self.kind)
         n_layers, n_heads = v.weights.shape[:2]
-        layer, head = min(self.selected[0], n_layers - 1), min(self.selected[1], n_heads - 1)
+        layer, head = max(0, min(self.selected[0], n_layers - 1)), max(0, min(self.selected[1], n_heads - 1))
         self.grid.selected = self.selected = (layer, head)
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
         # The key holds the drawn tensor itself (live states are new objects, ids could be reused).

@@ -36,44 +36,75 @@ class ViewData:
 
 
 def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
-    """The masks the model used at step k (bool, True = masked)."""
+    """The masks the model was **given** up to step k (bool, True = masked), from
+    ``result.maps.applied`` (never rebuilt from token ids):
+
+    decoder_self ``[T, T]`` (row t as given when query t was computed), decoder_self_given ``[T]``
+    (False = that row ran with no mask), decoder_keys ``[T, T]`` (False = key not computed yet
+    under the KV cache: neither masked nor visible), cross ``[T, S]``, cross_given ``[T]``,
+    encoder ``[S]`` (the key mask given to the encoder; all False with encoder_given False when
+    none was), and the key padding inputs src_key_padding ``[S]`` / tgt_key_padding ``[T]``.
+    ``recorded`` is False when the result carries no applied masks (then all masks are False).
+    """
     m = result.maps.truncated(k)
-    causal = m.causal_mask.numpy()
-    tgt = m.tgt_key_padding_mask.numpy()
-    return {
-        "causal": causal,
-        "src_key_padding": m.src_key_padding_mask.numpy(),
-        "tgt_key_padding": tgt,
-        "decoder_self": causal | tgt[None, :],
-    }
+    t, s = len(m.tgt_tokens), len(m.src_tokens)
+    a = m.applied
+    out = {"src_key_padding": m.src_key_padding_mask.numpy(), "tgt_key_padding": m.tgt_key_padding_mask.numpy(),
+           "recorded": np.bool_(a is not None)}
+    if a is None:
+        out.update(decoder_self=np.zeros((t, t), bool), decoder_self_given=np.zeros(t, bool),
+                   decoder_keys=np.tril(np.ones((t, t), bool)), cross=np.zeros((t, s), bool),
+                   cross_given=np.zeros(t, bool), encoder=np.zeros(s, bool), encoder_given=np.bool_(False))
+        return out
+    out.update(decoder_self=a.decoder_self.numpy(), decoder_self_given=a.decoder_self_given.numpy(),
+               decoder_keys=a.decoder_keys.numpy(), cross=a.cross.numpy(), cross_given=a.cross_given.numpy(),
+               encoder=np.zeros(s, bool) if a.encoder is None else a.encoder[0].numpy(),
+               encoder_given=np.bool_(a.encoder is not None))
+    return out
 
 
 def view_at(result: Translation, k: int, kind: str) -> ViewData:
-    """Heatmap data of ``kind`` at step ``k``. Raises ValueError for an unknown kind."""
+    """Heatmap data of ``kind`` at step ``k``. The mask is what the query could not see: the mask
+    the model was given, or (decoder, KV cache) a key not computed yet. Raises ValueError for an
+    unknown kind."""
     if kind not in KINDS:
         raise ValueError(f"unknown view {kind!r}; choose one of {', '.join(KINDS)}")
     m = result.maps.truncated(k)
     src, tgt = m.src_tokens, m.tgt_tokens
-    masks = masks_at(result, k)
+    if m.applied is None:  # a result without recorded masks: the masks as the maps define them
+        enc_mask, dec_mask, cross_mask = m.encoder_mask.numpy(), m.decoder_self_mask.numpy(), m.cross_mask.numpy()
+    else:
+        masks = masks_at(result, k)
+        enc_mask = np.broadcast_to(masks["encoder"][None, :], (len(src), len(src)))
+        dec_mask, cross_mask = masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
     if kind == "encoder":
-        return ViewData(kind, m.encoder_self.numpy(), m.encoder_mask.numpy(), src, src, "source query", "source key")
+        return ViewData(kind, m.encoder_self.numpy(), enc_mask, src, src, "source query", "source key")
     if kind == "decoder":
-        return ViewData(kind, m.decoder_self.numpy(), masks["decoder_self"], tgt, tgt, "target query", "target key")
+        return ViewData(kind, m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key")
     if kind == "cross":
-        return ViewData(kind, m.cross.numpy(), m.cross_mask.numpy(), tgt, src, "target query", "source key")
+        return ViewData(kind, m.cross.numpy(), cross_mask, tgt, src, "target query", "source key")
     raise ValueError("the masks view has its own cells: use mask_cells()")
 
 
+def mask_state(mask: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
+    """Float image of a mask: 1 = masked (True), 0 = may attend, NaN = key not computed yet."""
+    img = np.asarray(mask, dtype=np.float32).copy()
+    if present is not None:
+        img[~present] = np.nan
+    return img
+
+
 def mask_cells(result: Translation, k: int) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
-    """The masks at step k as ``(title, mask [rows, cols] bool, row tokens, col tokens)``."""
+    """The masks given at step k as ``(title, image [rows, cols], row tokens, col tokens)``; the
+    image is :func:`mask_state` (1 masked, 0 may attend, NaN key not computed yet)."""
     m = result.maps.truncated(k)
     masks = masks_at(result, k)
     src, tgt = m.src_tokens, m.tgt_tokens
     return [
-        ("causal mask [T, T]", masks["causal"], tgt, tgt),
-        ("decoder self mask = causal ∨ tgt pad", masks["decoder_self"], tgt, tgt),
-        ("source key padding [S]", masks["src_key_padding"][None, :], ["src"], src),
-        ("target key padding [T]", masks["tgt_key_padding"][None, :], ["tgt"], tgt),
+        ("decoder self mask given [T, T]", mask_state(masks["decoder_self"], masks["decoder_keys"]), tgt, tgt),
+        ("cross-attention mask given [T, S]", mask_state(masks["cross"]), tgt, src),
+        ("encoder key mask given [S]", mask_state(masks["encoder"][None, :]), ["enc"], src),
+        ("target key padding input [T]", mask_state(masks["tgt_key_padding"][None, :]), ["tgt"], tgt),
     ]
 
 

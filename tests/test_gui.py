@@ -97,14 +97,15 @@ def test_heatmaps_equal_model_attention_while_stepping(qtbot, window, tiny_check
     img = window.heatmap.image.image
     np.testing.assert_allclose(img, maps.decoder_self[1, 2, :k, :k].numpy(), atol=1e-6)
     assert (img[np.triu_indices(k, 1)] == 0).all()
-    assert window.masks.causal.image.image.tolist() == causal_mask(k).float().tolist()
-    assert window.masks.combined.mask.tolist() == causal_mask(k).tolist()
-    assert window.masks.src_padding.mask.tolist() == [[False] * s]
+    # cached decoding: the model was given no self mask; key j did not exist yet for query t < j
+    assert not window.masks.decoder_self.mask.any()
+    assert window.masks.decoder_self.present.tolist() == (~causal_mask(k)).tolist()
+    assert window.masks.encoder.mask.tolist() == [[False] * s]
     assert len(window.grid.images) == 2 * 4  # every layer × head
 
     window.set_view("encoder")
     np.testing.assert_allclose(window.heatmap.image.image, maps.encoder_self[1, 2].numpy(), atol=1e-6)
-    assert window.heatmap.describe(0, 1).startswith(f"query 0 '{ref.source.tokens[0]}' → key 1")
+    assert window.heatmap.describe(0, 1).startswith(f"query 1 ⟨{ref.source.tokens[0]}⟩ → key 2")
 
 
 def test_back_and_keyboard_grow_and_shrink_decoder_rows(qtbot, window):
@@ -130,7 +131,7 @@ def test_padding_demo_shows_masked_pad_columns(qtbot, window):
     img = window.heatmap.image.image
     assert img.shape[1] == 20 and (img[:, s_real:] == 0).all()
     assert window.heatmap.mask[:, s_real:].all() and not window.heatmap.mask[:, :s_real].any()
-    assert window.masks.src_padding.mask[0].tolist() == [False] * s_real + [True] * (20 - s_real)
+    assert window.masks.encoder.mask[0].tolist() == [False] * s_real + [True] * (20 - s_real)
 
 
 def test_failed_checkpoint_load_keeps_previous_model(qtbot, window, tmp_path, no_modal_dialogs):

@@ -129,7 +129,7 @@ def test_teacher_forcing_panel_and_causal_switch(qtbot, window, ck):
     window.set_view("decoder")
     k = len(off.steps)
     np.testing.assert_allclose(window.heatmap.image.image, off.maps.decoder_self[0, 0, :k, :k].numpy(), atol=1e-6)
-    assert not window.masks.causal.mask.any()
+    assert not window.masks.decoder_self.mask.any()  # no self mask was given
 
 
 def test_batch_with_shows_padding_on_both_sides(qtbot, window, ck):
@@ -144,7 +144,7 @@ def test_batch_with_shows_padding_on_both_sides(qtbot, window, ck):
     window.controls.set_position(window.controls.slider.maximum())
     skpm, tkpm = r.maps.src_key_padding_mask.numpy(), r.maps.tgt_key_padding_mask.numpy()
     assert skpm.any() and tkpm.any()
-    assert window.masks.src_padding.mask[0].tolist() == skpm.tolist()
+    assert window.masks.encoder.mask[0].tolist() == skpm.tolist()
     assert window.masks.tgt_padding.mask[0].tolist() == tkpm.tolist()
     window.set_view("cross")
     img = window.heatmap.image.image

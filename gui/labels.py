@@ -1,0 +1,148 @@
+"""Token axes that never overlap: labels are elided to a maximum width, thinned to a regular
+stride that keeps the first and the last token, and kept inside the axis (never dropped at the
+edges). Hovering a label shows the full token. ``TokenAxis.drawn`` holds what was drawn, for tests.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+GAP = 3.0  # pixels between neighbouring labels
+MAX_CHARS = 12  # labels longer than about this many average characters are elided ("…")
+
+
+def thin(extents: list[tuple[float, float]], gap: float = GAP) -> list[int]:
+    """Indices of labels to draw, given each label's ``(start, end)`` along the axis (ascending).
+
+    Chooses the smallest regular stride at which consecutive labels are at least ``gap`` apart;
+    the last label replaces the stride's final one when both would not fit. Never overlapping;
+    the first label is always kept."""
+    n = len(extents)
+    if n == 0:
+        return []
+
+    def fits(idx: list[int]) -> bool:
+        return all(extents[a][1] + gap <= extents[b][0] for a, b in zip(idx, idx[1:]))
+
+    for stride in range(1, n + 1):
+        idx = list(range(0, n, stride))
+        if idx[-1] != n - 1:
+            with_last = idx + [n - 1]
+            idx = with_last if fits(with_last) else idx[:-1] + [n - 1] if len(idx) > 1 else idx
+        if fits(idx):
+            return idx
+    return [0]
+
+
+class TokenAxis(pg.AxisItem):
+    """An AxisItem for token ticks set with ``setTicks([[(i + 0.5, token), …]])``."""
+
+    def __init__(self, orientation: str, **kw) -> None:
+        super().__init__(orientation, **kw)
+        self.drawn: list[tuple[QtCore.QRectF, str, int]] = []  # (rect in item coords, text, token index)
+        self.max_chars = MAX_CHARS
+        self.setAcceptHoverEvents(True)
+
+    def tokens(self) -> list[tuple[float, str]]:
+        return list(self._tickLevels[0]) if self._tickLevels else []
+
+    def _font(self) -> QtGui.QFont:
+        return self.style["tickFont"] or QtGui.QFont()
+
+    def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph naming)
+        show = self.style["showValues"]
+        self.style["showValues"] = False  # the base class draws the line and ticks, we the text
+        try:
+            specs = super().generateDrawSpecs(p)
+        finally:
+            self.style["showValues"] = show
+        self.drawn = []
+        if specs is None or not show:
+            return specs
+        axis_spec, tick_specs, _ = specs
+        ticks = self.tokens()
+        bounds = self.mapRectFromParent(self.geometry())
+        lo, hi = self.range
+        dif = hi - lo
+        if not ticks or dif == 0:
+            return axis_spec, tick_specs, []
+        fm = QtGui.QFontMetricsF(self._font())
+        max_w = fm.averageCharWidth() * self.max_chars
+        vertical = self.orientation in ("left", "right")
+        if vertical:
+            scale = -bounds.height() / dif
+            offset = lo * scale - bounds.height()
+            a0, a1 = bounds.top(), bounds.bottom()
+        else:
+            scale = bounds.width() / dif
+            offset = lo * scale
+            a0, a1 = bounds.left(), bounds.right()
+        items = []  # (index, text, start, end, w, h)
+        for i, (v, token) in enumerate(ticks):
+            x = v * scale - offset
+            if x < a0 - 0.5 or x > a1 + 0.5:
+                continue
+            text = fm.elidedText(str(token), QtCore.Qt.TextElideMode.ElideRight, max_w)
+            w, h = fm.horizontalAdvance(text) + 2, fm.height()
+            half = (h if vertical else w) / 2
+            start = min(max(x - half, a0), a1 - 2 * half)  # keep the label inside the axis
+            items.append((i, text, start, start + 2 * half, w, h))
+        items.sort(key=lambda it: it[2])
+        keep = thin([(it[2], it[3]) for it in items])
+        text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
+        specs_text = []
+        align = QtCore.Qt.AlignmentFlag
+        for j in keep:
+            i, text, start, _, w, h = items[j]
+            if self.orientation == "left":
+                rect = QtCore.QRectF(bounds.right() - text_offset - w, start, w, h)
+                flags = align.AlignRight | align.AlignVCenter
+            elif self.orientation == "right":
+                rect = QtCore.QRectF(bounds.left() + text_offset, start, w, h)
+                flags = align.AlignLeft | align.AlignVCenter
+            elif self.orientation == "bottom":
+                rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
+                flags = align.AlignHCenter | align.AlignTop
+            else:
+                rect = QtCore.QRectF(start, bounds.bottom() - text_offset - h, w, h)
+                flags = align.AlignHCenter | align.AlignBottom
+            specs_text.append((rect, flags | QtCore.Qt.TextFlag.TextDontClip, text))
+            self.drawn.append((rect, text, i))
+        size = max((it[4] if vertical else it[5]) for it in items) if items else 0
+        self._updateMaxTextSize(int(size))
+        return axis_spec, tick_specs, specs_text
+
+    def token_at(self, pos: QtCore.QPointF) -> str | None:
+        """The full token whose tick is nearest ``pos`` (item coordinates), or None."""
+        ticks = self.tokens()
+        view = self.linkedView()
+        if not ticks or view is None:
+            return None
+        p = view.mapSceneToView(self.mapToScene(pos))
+        v = p.y() if self.orientation in ("left", "right") else p.x()
+        dist, token = min((abs(tv - v), t) for tv, t in ticks)
+        return str(token) if dist <= 0.5 else None
+
+    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph naming)
+        if ev.isExit():
+            self.setToolTip("")
+            return
+        token = self.token_at(ev.pos())
+        self.setToolTip(token or "")
+
+
+def token_axes(*names: str) -> dict[str, TokenAxis]:
+    """``{"left": TokenAxis("left"), …}`` for PlotItem(axisItems=…)."""
+    return {n: TokenAxis(n) for n in names}
+
+
+def wrap_title(label: pg.LabelItem, width: float) -> None:
+    """Wrap a plot title to ``width`` pixels instead of letting it widen the plot (a long title
+    at a large font would otherwise push the window past its size)."""
+    item = label.item
+    item.setTextWidth(-1)
+    if item.boundingRect().width() > width:
+        item.setTextWidth(max(width, 60.0))
+    label.updateMin()
+    label.updateGeometry()
