@@ -132,3 +132,56 @@ def test_greedy_equals_generate(imported):
         session.run()
         assert out == [i for i in session.output_ids if i != ck.config.eos_id]
     assert ended_early >= 1  # EOS handling is exercised, not only the length limit
+
+
+def _generate_beam4(hf, tok, ck, text, alpha):
+    ids = tok(text, return_tensors="pt").input_ids
+    budget = max_output_steps(ids.size(1), ck.config.max_len)
+    with torch.no_grad():
+        out = hf.generate(ids, num_beams=4, do_sample=False, max_new_tokens=budget, length_penalty=alpha,
+                          early_stopping=False)[0, 1:].tolist()
+    return ids[0].tolist(), [i for i in out if i != ck.config.pad_id]
+
+
+def test_beam4_equals_generate_when_both_rank_by_log_probability(imported):
+    """With no length normalisation (our GNMT α = 0, transformers' length_penalty = 0) both searches
+    rank hypotheses by total log-probability, and the outputs are identical. Repeated with EOS's
+    bias lowered in both models (same change to both), so that long outputs are compared too."""
+    from core.inference.beam import beam_search
+
+    _, hf, tok, ck = imported
+    lengths = []
+    try:
+        for shift, texts in ((0.0, SENTENCES), (-3.0, SENTENCES[:3])):
+            with torch.no_grad():
+                hf.final_logits_bias[0, ck.config.eos_id] += shift
+                ck.model.final_logits_bias[ck.config.eos_id] += shift
+            for text in texts:
+                _, theirs = _generate_beam4(hf, tok, ck, text, 0.0)
+                best = beam_search(ck.model, ck.src_tokenizer, text, beam=4, alpha=0.0)[0]
+                assert best.ids + ([] if best.truncated else [ck.config.eos_id]) == theirs
+                lengths.append((len(theirs), theirs[-1] == ck.config.eos_id))
+            with torch.no_grad():
+                hf.final_logits_bias[0, ck.config.eos_id] -= shift
+                ck.model.final_logits_bias[ck.config.eos_id] -= shift
+    finally:
+        with torch.no_grad():  # the same bias as imported, for the other tests
+            ck.model.final_logits_bias.copy_(hf.final_logits_bias[0])
+    assert any(n > 1 for n, _ in lengths)  # not only one-token outputs
+
+
+def test_beam4_with_length_penalty_is_never_worse_under_gnmt(imported):
+    """With α = 1 the two differ by design: we divide log P by GNMT's ((5 + |Y|) / 6)^α, transformers
+    by |Y|^α, so they may choose different outputs. Ours is never worse under GNMT's score (a
+    teacher-forced rescoring of both outputs); an output cut at the length limit is scored without EOS."""
+    from core.inference.beam import beam_search, sequence_score
+
+    _, hf, tok, ck = imported
+    for text in SENTENCES:
+        src, theirs = _generate_beam4(hf, tok, ck, text, 1.0)
+        best = beam_search(ck.model, ck.src_tokenizer, text, beam=4, alpha=1.0)[0]
+        ended = bool(theirs) and theirs[-1] == ck.config.eos_id
+        score_theirs = sequence_score(ck.model, src, theirs[:-1] if ended else theirs, 1.0, eos=ended)
+        score_ours = sequence_score(ck.model, src, best.ids, 1.0, eos=not best.truncated)
+        assert abs(score_ours - best.score) < 1e-4
+        assert score_ours >= score_theirs - 1e-4
