@@ -37,6 +37,39 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
+def _one_based(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"layers and heads are numbered from 1, got {value}")
+    return value
+
+
+def check_layer_head(view: str, layer: int, head: int, config) -> None:
+    """``--layer``/``--head`` (1-based) against the model's ``config``; the same rule on every
+    path (headless or interactive). Raises ValueError with the valid ranges."""
+    if view == "masks":
+        return
+    n_layers = config.n_encoder_layers if view == "encoder" else config.n_decoder_layers
+    if not (1 <= layer <= n_layers and 1 <= head <= config.n_heads):
+        raise ValueError(f"--layer must be 1..{n_layers} and --head 1..{config.n_heads} (1-based) for the {view} view")
+
+
+def _config_of(path: str):
+    """The checkpoint's ModelConfig (config.json only), or None when it cannot be read (the
+    load that follows reports why)."""
+    import json
+
+    from core.transformer.config import ModelConfig
+
+    try:
+        return ModelConfig.from_dict(json.loads((Path(path) / "config.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="main.py", description="Attention Studio: see every attention head.")
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint directory")
@@ -50,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pad-to", type=int, default=None)
     p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
     p.add_argument("--view", choices=["encoder", "decoder", "cross", "masks"], default="cross")
-    p.add_argument("--layer", type=int, default=1, help="layer to enlarge (1-based)")
-    p.add_argument("--head", type=int, default=1, help="head to enlarge (1-based)")
+    p.add_argument("--layer", type=_one_based, default=1, help="layer to enlarge (1-based)")
+    p.add_argument("--head", type=_one_based, default=1, help="head to enlarge (1-based)")
     p.add_argument("--font-size", type=int, default=11)
     p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
@@ -87,6 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.panel:
         win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel))
     if not args.screenshot:
+        config = _config_of(args.checkpoint)
+        try:
+            if config is not None:
+                check_layer_head(args.view, args.layer, args.head, config)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            win.close()
+            return 2
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
         win.show()
@@ -97,11 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         ckpt = load_checkpoint(args.checkpoint, device=args.device)
         win.worker.checkpoint = ckpt
         win._on_loaded(ckpt)
-        c = ckpt.config
-        if args.view != "masks":
-            n_layers = c.n_encoder_layers if args.view == "encoder" else c.n_decoder_layers
-            if not (1 <= args.layer <= n_layers and 1 <= args.head <= c.n_heads):
-                raise ValueError(f"--layer must be 1..{n_layers} and --head 1..{c.n_heads} (1-based)")
+        check_layer_head(args.view, args.layer, args.head, ckpt.config)
         if args.text:
             live, state = start(ckpt, win.current_request())
             if live is not None:  # live: decode exactly --steps steps (all when not given)

@@ -10,7 +10,8 @@ from core.device import cuda_unavailable_reason
 
 class InputPanel(QtWidgets.QWidget):
     """Korean input (Enter translates), reference, pad-to, greedy/beam, device. Signals:
-    ``translate_requested()``, ``cancel_requested()``, ``device_changed(str)``."""
+    ``translate_requested()`` (Enter, the button, or — once ``auto_translate`` is set — a change
+    of pad-to, beam k or decoding), ``cancel_requested()``, ``device_changed(str)``."""
 
     translate_requested = QtCore.Signal()
     cancel_requested = QtCore.Signal()
@@ -68,6 +69,15 @@ class InputPanel(QtWidgets.QWidget):
         grid.addWidget(QtWidgets.QLabel("Device:"), 1, 7)
         grid.addWidget(self.device, 1, 8, 1, 2)
         grid.setColumnStretch(1, 1)
+        self.auto_translate = False  # set once a result is shown: then a settings change re-translates
+        self.pad_to.valueChanged.connect(self._settings_changed)
+        self.beam.valueChanged.connect(self._settings_changed)
+        self.decoding.currentIndexChanged.connect(self._settings_changed)
+
+    def _settings_changed(self, *_) -> None:
+        """Pad-to, beam k or greedy/beam changed: translate again (the shown maps would be stale)."""
+        if self.auto_translate and self.text.text().strip():
+            self.translate_requested.emit()
 
     def beam_size(self) -> int:
         return 1 if self.decoding.currentIndex() == 0 else self.beam.value()

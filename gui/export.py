@@ -1,4 +1,5 @@
-"""Export the current view (pyqtgraph exporters: PNG, SVG) and the displayed tensors (.npz)."""
+"""Export the enlarged map or the grid (PNG, one file each, named by the user) and the displayed
+tensors (.npz). No SVG: see :func:`export_png`."""
 
 from __future__ import annotations
 
@@ -10,44 +11,50 @@ import pyqtgraph.exporters as pgx
 from core.inference.translate import Translation
 from gui.view_data import KINDS, masks_at, view_at
 
+WHAT = {"map": "the enlarged map", "grid": "the layer × head grid"}
+_last_dir: list[Path] = []  # the folder of the last export, where the next dialog opens
 
-def export_view(path: str | Path, grid, heatmap, fmt: str) -> list[Path]:
-    """Write the enlarged heatmap to ``path`` and the layer × head grid beside it as
-    ``<stem>-grid.<fmt>``. Returns the written paths. Raises OSError on write failure."""
+
+def start_dir() -> Path:
+    """Where an export dialog opens: the last export's folder, else the user's Pictures folder,
+    else the home folder, else the working directory."""
+    if _last_dir and _last_dir[-1].is_dir():
+        return _last_dir[-1]
+    from PySide6 import QtCore
+
+    pictures = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.StandardLocation.PicturesLocation)
+    for folder in (Path(pictures) if pictures else None, Path.home(), Path.cwd()):
+        if folder is not None and folder.is_dir():
+            return folder
+    return Path.cwd()
+
+
+def remember(path: Path) -> None:
+    _last_dir[:] = [Path(path).resolve().parent]
+
+
+def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[int, int]]:
+    """Write ONE pyqtgraph widget (the enlarged map or the grid) to ``path`` as PNG at ``scale``
+    times its on-screen size; nothing else is written. Returns the path and the pixel size.
+    Raises OSError when the file cannot be written.
+
+    SVG is not offered: Qt's SVG generator writes text as ``<text>`` in the app's bundled font,
+    which other viewers replace (Hangul became boxes), and it cannot draw text as outlines;
+    embedding NanumGothic would add 4.7 MB to every file."""
     path = Path(path)
-    if path.suffix.lower() != f".{fmt}":
-        path = path.with_suffix(f".{fmt}")
-    grid_path = path.with_name(f"{path.stem}-grid.{fmt}")
-    exporter_cls = pgx.ImageExporter if fmt == "png" else pgx.SVGExporter
-    for target, widget in ((path, heatmap), (grid_path, grid)):
-        exporter = exporter_cls(widget.ci)
-        if fmt == "png":
-            exporter.parameters()["width"] = max(800, int(widget.ci.boundingRect().width()) * 2)
-        try:
-            exporter.export(str(target))
-        except ValueError:
-            # pyqtgraph's SVGExporter cannot parse the path syntax newer Qt writes
-            # (pyqtgraph issue #3485); fall back to Qt's own SVG generator for the same scene.
-            _qt_svg(widget, target)
-        if not target.exists():
-            raise OSError(f"{target}: the exporter wrote nothing")
-    return [path, grid_path]
+    if path.suffix.lower() != ".png":
+        path = path.with_suffix(".png")
+    exporter = pgx.ImageExporter(widget.ci)
+    width = max(int(widget.ci.boundingRect().width()) * scale, 1)
+    exporter.parameters()["width"] = width
+    exporter.export(str(path))
+    if not path.exists():
+        raise OSError(f"{path}: the exporter wrote nothing")
+    from PySide6 import QtGui
 
-
-def _qt_svg(widget, target: Path) -> None:
-    from PySide6 import QtCore, QtGui, QtSvg
-
-    gen = QtSvg.QSvgGenerator()
-    gen.setFileName(str(target))
-    size = widget.size()
-    gen.setSize(size)
-    gen.setViewBox(QtCore.QRect(0, 0, size.width(), size.height()))
-    gen.setTitle("Attention Studio export")
-    painter = QtGui.QPainter(gen)
-    try:
-        widget.render(painter)
-    finally:
-        painter.end()
+    size = QtGui.QImageReader(str(path)).size()
+    remember(path)
+    return path, (size.width(), size.height())
 
 
 def export_npz(path: str | Path, result: Translation, k: int, kind: str, selected: tuple[int, int]) -> Path:
@@ -61,6 +68,10 @@ def export_npz(path: str | Path, result: Translation, k: int, kind: str, selecte
     for name, m in masks_at(result, k).items():
         arrays[f"mask_{name}"] = m
     m = result.maps.truncated(k)
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        path = path.with_suffix(".npz")  # numpy would add it anyway: return the real name
+    remember(path)
     np.savez_compressed(
         path, **arrays,
         src_tokens=np.array(m.src_tokens, dtype=str), tgt_tokens=np.array(m.tgt_tokens, dtype=str),

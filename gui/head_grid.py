@@ -10,7 +10,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.downsample import all_pool, max_pool
-from gui.heatmap import MatrixImage, mask_overlay
+from gui.heatmap import MatrixImage, map_levels, mask_overlay
 
 
 @dataclass
@@ -63,6 +63,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.pooled: list[tuple[int, int]] = []  # shape each thumbnail actually draws
         self.note: pg.LabelItem | None = None
         self._targets: tuple = ()
+        self.scale = "fixed"  # or "per-map": each thumbnail spans its own min … max
 
     def _build(self, n: int, n_cols: int, compact: bool = False, titles: list[str] | None = None) -> None:
         self.clear()
@@ -99,6 +100,18 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.images.append(MatrixImage(view, self.cmap))
         self.views.append(view)
 
+    def set_font(self, font: QtGui.QFont) -> None:
+        """Titles, headers and the note follow ``font`` (two points smaller); applied at the next
+        :meth:`set_cells` (the layout is rebuilt)."""
+        self.font = QtGui.QFont(font)
+        self.layout_shape = (0, 0, False)
+        self._label_text = {}
+
+    def set_scale(self, scale: str) -> None:
+        """"fixed" [0, 1] or "per-map" colour levels (applied at the next :meth:`set_cells`)."""
+        map_levels(np.zeros((1, 1)), None, scale)  # validates
+        self.scale = scale
+
     def set_colormap(self, cmap: pg.ColorMap) -> None:
         self.cmap = cmap
         for im in self.images:
@@ -131,7 +144,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 if overlay is None:
                     overlay = overlay_cache[(id(cell.mask), mask.shape)] = mask_overlay(mask)
             shape_before = im.shape
-            im.set(matrix, mask, overlay)
+            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale))
             rows, cols = matrix.shape
             if im.shape != shape_before or not self._ranged.get(id(view)):
                 view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
@@ -149,6 +162,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         note = ("" if most == (1, 1) else
                 f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
                 "(click to see every cell)")
+        if self.scale == "per-map":
+            note = "colours: each thumbnail scaled to its own min … max" + (" · " + note if note else "")
         if self.note is not None and self.note.text != note:
             self.note.setText(note, size=f"{max(self.font.pointSize() - 2, 7)}pt", color="#8a4b00")
 

@@ -13,16 +13,12 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.labels import token_axes, wrap_title
+from gui.view_data import quote
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 HATCH = 4  # overlay pixels per cell side
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
-
-
-def quote(token: str) -> str:
-    """A token in angle quotes, so a token that is itself a quote mark stays readable: ⟨'⟩."""
-    return f"⟨{token}⟩"
 
 
 def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple[float, float]:
@@ -133,6 +129,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
         self.scene().sigMouseMoved.connect(self._on_mouse)
+        self.view.sigResized.connect(self._wrap_title)
         self.set_empty()
 
     @property
@@ -209,7 +206,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.setLabel("left", f"{row_label} (rows)", **self._css())
         self.plot.setLabel("bottom", f"{col_label} (columns)", **self._css())
         self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt")
-        wrap_title(self.plot.titleLabel, self.width() - 40)
+        self._wrap_title()
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
         self._draw_values()
         self.hovered.emit("")
@@ -224,9 +221,11 @@ class Heatmap(pg.GraphicsLayoutWidget):
         absent = np.isnan(image)
         self.set_matrix(image, absent if absent.any() else None, row_tokens, col_tokens,
                         f"{title}<br><span style='font-size:{max(self.font.pointSize() - 1, 6)}pt'>{LEGEND}</span>")
-        wrap_title(self.plot.titleLabel, self.width() - 40)
         self.mask_mode, self._remask = True, remask
+        self.levels = (0.0, 1.0)  # a mask is 0/1 whatever the colour scale
+        self.matrix_image.image.setLevels(self.levels)
         self.colorbar.hide()
+        self._wrap_title()
         self._draw_values()
 
     def _draw_values(self) -> None:
@@ -278,10 +277,9 @@ class Heatmap(pg.GraphicsLayoutWidget):
         else:
             self.hovered.emit("")
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
-        super().resizeEvent(ev)
-        if hasattr(self, "plot"):
-            wrap_title(self.plot.titleLabel, self.width() - 40)
+    def _wrap_title(self, *_) -> None:
+        """The title spans the plot area only: wrap it to the view's width."""
+        wrap_title(self.plot.titleLabel, self.view.width() if self.view.width() > 10 else self.width() / 2)
 
     def leaveEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         self.hovered.emit("")

@@ -138,11 +138,18 @@ def token_axes(*names: str) -> dict[str, TokenAxis]:
 
 
 def wrap_title(label: pg.LabelItem, width: float) -> None:
-    """Wrap a plot title to ``width`` pixels instead of letting it widen the plot (a long title
-    at a large font would otherwise push the window past its size)."""
+    """Wrap a plot title to ``width`` pixels (call it with the plot area's width whenever that
+    changes); the title never sets the plot's minimum width, so a long title at a large font
+    cannot push the colour bar out of view or the window past its size."""
     item = label.item
     item.setTextWidth(-1)
     if item.boundingRect().width() > width:
         item.setTextWidth(max(width, 60.0))
     label.updateMin()
+    label.setMinimumWidth(0)
+    height = item.boundingRect().height() if label.text else 0
+    label.setMaximumHeight(height)  # pyqtgraph fixes the title row at 30 px: too small for large fonts
+    plot = label.parentItem()
+    if isinstance(plot, pg.PlotItem):
+        plot.layout.setRowFixedHeight(0, height)
     label.updateGeometry()

@@ -10,8 +10,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.inference.live import LiveState
 from core.inference.translate import Translation
+from gui import display
 from gui.controls import InputPanel, StepControls
-from gui.export import export_npz, export_view
+from gui.fonts import apply_minimums, clamp_point, scrolling
 from gui.head_grid import Cell, HeadGrid
 from gui.heatmap import COLORMAPS, Heatmap
 from gui.live_controller import LiveController
@@ -21,6 +22,7 @@ from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
 from gui.view_model import ViewModel
 from gui.worker import ModelWorker, TranslateRequest
 
+HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
 MASKS_CAPTION = "The masks the model was given up to this step (grey = masked, True); click one to enlarge:"
 MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[OPEN_RGB, MASKED_RGB])  # the mask panel's two colours
@@ -64,14 +66,14 @@ class MainWindow(QtWidgets.QMainWindow):
         central = QtWidgets.QWidget()
         self._outer = outer = QtWidgets.QVBoxLayout(central)
         self.inputs = InputPanel()
-        self.translation_label = QtWidgets.QLabel("—")
+        self.translation_label = QtWidgets.QLabel("<b>Translation:</b> —<br><b>After step 0:</b> —")  # 2 lines, as later
         self.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.translation_label.setWordWrap(True)
         self.controls = StepControls()
         outer.addWidget(self.inputs)
         outer.addWidget(self.translation_label)
         outer.addWidget(self.controls)
-        split = QtWidgets.QSplitter()
+        self.split = split = QtWidgets.QSplitter()
         left = QtWidgets.QWidget()
         self._left = lv = QtWidgets.QVBoxLayout(left)
         self.step_label = QtWidgets.QLabel("step 0")
@@ -95,8 +97,8 @@ class MainWindow(QtWidgets.QMainWindow):
         right = QtWidgets.QWidget()
         rv = QtWidgets.QVBoxLayout(right)
         self.heatmap = Heatmap(self.cmap)
-        self.hover_label = QtWidgets.QLabel("hover a cell for query → key: weight")
-        self.heatmap.hovered.connect(self.hover_label.setText)
+        self.hover_label = QtWidgets.QLabel(HOVER_HINT)
+        self.heatmap.hovered.connect(lambda t: self.hover_label.setText(t or HOVER_HINT))
         self.masks = MaskPanel()
         rv.addWidget(self.heatmap, 3)
         rv.addWidget(self.hover_label)
@@ -105,7 +107,7 @@ class MainWindow(QtWidgets.QMainWindow):
             split.addWidget(w)
         split.setSizes([360, 520, 560])
         outer.addWidget(split, 1)
-        self.setCentralWidget(central)
+        self.setCentralWidget(scrolling(central))  # scroll rather than squeeze or widen (gui/fonts.py)
         self.status = self.statusBar()
         self.load_bar = QtWidgets.QProgressBar()  # shown only while a checkpoint loads
         self.load_bar.setRange(0, 100)
@@ -126,9 +128,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint…", QtGui.QKeySequence.StandardKey.Open, self.open_checkpoint_dialog)
-        file_menu.addAction("Export view as &PNG…", lambda: self._export("png"))
-        file_menu.addAction("Export view as &SVG…", lambda: self._export("svg"))
-        file_menu.addAction("Export displayed &tensors (.npz)…", lambda: self._export("npz"))
+        file_menu.addAction("Export enlarged &map as PNG…", lambda: display.export_dialog(self, "map"))
+        file_menu.addAction("Export head &grid as PNG…", lambda: display.export_dialog(self, "grid"))
+        file_menu.addAction("Export displayed &tensors (.npz)…", lambda: display.export_dialog(self, "npz"))
         file_menu.addSeparator()
         file_menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
         view_menu = self.menuBar().addMenu("&View")
@@ -142,6 +144,7 @@ class MainWindow(QtWidgets.QMainWindow):
             act.setCheckable(True)
             act.setChecked(name == "viridis")
             group.addAction(act)
+        display.install(self, view_menu)  # Ctrl+0, colour scale, cell values, Present (F11)
 
     def _start_worker(self) -> None:
         self.thread = QtCore.QThread(self)
@@ -229,6 +232,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if request_id != self.request_id:
             return  # a newer request superseded this one
         self.show_result(state)
+        self.inputs.auto_translate = True  # from now on pad / beam / decoding changes re-translate
         result = self.vm.result
         note = f" — {result.notice}" if result.notice else ""
         self.status.showMessage(f"{self.model_info} · {result.mode} · {ms:.0f} ms{note}")
@@ -319,12 +323,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.translation_label.setFont(big)
         for w in (self.heatmap, self.topk, self.masks):
             w.set_font(font)
-        self.grid.font = font
+        self.grid.set_font(font)
+        apply_minimums(self, font)
         self._drawn = None
         self.redraw()
 
     def change_font(self, delta: int) -> None:
-        self.font_size = max(7, min(40, self.font_size + delta))
+        self.font_size = clamp_point(self.font_size + delta)
         self.apply_font()
 
     def set_colormap(self, name: str) -> None:
@@ -340,22 +345,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self._applied_cmap = cmap
         self.heatmap.set_colormap(cmap)
         self.grid.set_colormap(cmap)
-
-    def _export(self, fmt: str) -> None:
-        if self.result is None:
-            self.status.showMessage("nothing to export yet")
-            return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", f"attention.{fmt}")
-        if not path:
-            return
-        try:
-            if fmt == "npz":
-                export_npz(path, self.result, self.controls.position, self.kind, self.selected)
-            else:
-                export_view(path, self.grid, self.heatmap, fmt)
-            self.status.showMessage(f"saved {Path(path).name}", 5000)
-        except OSError as exc:
-            QtWidgets.QMessageBox.warning(self, "Export failed", str(exc))
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step

@@ -48,6 +48,7 @@ class MaskView(pg.PlotWidget):
         self.title = title
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)
+        self.getPlotItem().getViewBox().sigResized.connect(lambda *_: self._title_wrap())
         self.mask = np.zeros((0, 0), dtype=bool)
         self.present = np.zeros((0, 0), dtype=bool)
         self.font = QtGui.QFont()
@@ -64,12 +65,11 @@ class MaskView(pg.PlotWidget):
 
     def _title(self) -> None:
         self.setTitle(self.title, size=f"{self.font.pointSize()}pt")
-        wrap_title(self.getPlotItem().titleLabel, self.width() - 20)
+        self._title_wrap()
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
-        super().resizeEvent(ev)
-        if self.getPlotItem() is not None:
-            wrap_title(self.getPlotItem().titleLabel, self.width() - 20)
+    def _title_wrap(self) -> None:
+        view = self.getPlotItem().getViewBox()
+        wrap_title(self.getPlotItem().titleLabel, view.width() if view.width() > 10 else self.width() - 20)
 
     def set_mask(self, image: np.ndarray, row_tokens: list[str], col_tokens: list[str], title: str | None = None) -> None:
         """``image [rows, cols]``: 1 = masked, 0 = may attend, NaN = key not computed yet."""

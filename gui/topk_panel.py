@@ -6,6 +6,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from gui.labels import token_axes
+
 
 class TopKPanel(pg.PlotWidget):
     """Bars for the top-k candidates (highest at the top); the chosen token is highlighted.
@@ -14,13 +16,16 @@ class TopKPanel(pg.PlotWidget):
     clicked = QtCore.Signal(int)
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems=token_axes("left"))
         self.setMenuEnabled(False)
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
-        self.setXRange(0, 1.3, padding=0.02)  # room for the value labels
+        self.setXRange(0, 1.05, padding=0.02)  # values sit inside long bars, after short ones
+        self.font = QtGui.QFont()
         self.setLabel("bottom", "probability")
+        for name in ("left", "bottom"):
+            self.hideAxis(name)  # nothing meaningful before the first step
         self.bars: pg.BarGraphItem | None = None
         self.texts: list[pg.TextItem] = []
         self.tokens: list[str] = []
@@ -39,8 +44,13 @@ class TopKPanel(pg.PlotWidget):
             self.clicked.emit(i)
 
     def set_font(self, font: QtGui.QFont) -> None:
+        """Tick labels, the axis title and the value labels follow ``font``."""
+        self.font = QtGui.QFont(font)
         for name in ("left", "bottom"):
             self.getAxis(name).setStyle(tickFont=font)
+        self.setLabel("bottom", "probability", **{"font-size": f"{font.pointSize()}pt"})
+        for label in self.texts:
+            label.setFont(font)
 
     def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None) -> None:
         """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red.
@@ -54,6 +64,7 @@ class TopKPanel(pg.PlotWidget):
             self.addItem(self.bars)
         while len(self.texts) < n:
             label = pg.TextItem("", color="k", anchor=(0, 0.5))
+            label.setFont(self.font)
             self.addItem(label)
             self.texts.append(label)
         brushes = [pg.mkBrush("#c0392b" if t == chosen else "#2980b9") for t in self.tokens]
@@ -61,9 +72,14 @@ class TopKPanel(pg.PlotWidget):
         for i, label in enumerate(self.texts):
             if i < n:
                 label.setText(f"{self.probs[i]:.3f}")
-                label.setPos(self.probs[i] + 0.01, i)
+                inside = self.probs[i] > 0.55  # long bar: the value inside it, so it is never cut off
+                label.setAnchor((1, 0.5) if inside else (0, 0.5))
+                label.setColor("w" if inside else "k")
+                label.setPos(self.probs[i] - 0.01 if inside else self.probs[i] + 0.01, i)
                 label.show()
             else:
                 label.hide()
+        for name in ("left", "bottom"):
+            self.showAxis(name)
         self.getAxis("left").setTicks([[(i, t) for i, t in enumerate(self.tokens)]])
         self.setYRange(-0.5, max(n, 1) - 0.5, padding=0)

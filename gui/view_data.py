@@ -35,6 +35,11 @@ class ViewData:
     col_label: str
 
 
+def quote(token: str) -> str:
+    """A token in angle quotes, so a token that is itself a quote mark stays readable: ⟨'⟩."""
+    return f"⟨{token}⟩"
+
+
 def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     """The masks the model was **given** up to step k (bool, True = masked), from
     ``result.maps.applied`` (never rebuilt from token ids):
@@ -116,4 +121,4 @@ def step_text(result: Translation, k: int) -> str:
     st = result.steps[k - 1]
     given = result.maps.tgt_tokens[k - 1] if k - 1 < len(result.maps.tgt_tokens) else "?"
     verb = "reference token" if result.mode == "teacher_forced" else "chose"
-    return f"step {k} / {n}: input '{given}' → {verb} '{st.token}'"
+    return f"step {k} / {n}: input {quote(given)} → {verb} {quote(st.token)}"

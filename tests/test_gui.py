@@ -158,20 +158,38 @@ def test_bad_input_keeps_last_result(qtbot, window):
     assert window.heatmap.image.image is not None
 
 
-def test_export_png_svg_npz(qtbot, window, tmp_path):
-    from gui.export import export_npz, export_view
+def test_export_writes_one_named_file_and_says_so(qtbot, window, tmp_path, monkeypatch):
+    from gui import display
+    from gui.export import start_dir
 
     type_and_translate(qtbot, window)
     window.set_view("cross")
-    paths = export_view(tmp_path / "view.png", window.grid, window.heatmap, "png")
-    paths += export_view(tmp_path / "view.svg", window.grid, window.heatmap, "svg")
-    assert all(p.stat().st_size > 1000 for p in paths)
-    assert paths[2].read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    asked = []
+
+    def fake_dialog(parent, caption, proposed, filt):
+        asked.append(proposed)
+        return str(tmp_path / f"out-{len(asked)}"), filt
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", fake_dialog)
+    before = start_dir()
+    out = display.export_dialog(window, "map")
+    assert asked[0].startswith(str(before)) and asked[0].endswith("attention-map.png")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out-1.png"]  # one file, no silent -grid.png
+    msg = window.status.currentMessage()
+    assert str(out) in msg and "enlarged map" in msg
+    img = QtGui.QImage(str(out))
+    assert img.width() == 2 * int(window.heatmap.ci.boundingRect().width())
+    assert start_dir() == tmp_path  # the next dialog opens where the last export went
+    display.export_dialog(window, "grid")
+    assert "grid" in window.status.currentMessage() and (tmp_path / "out-2.png").exists()
     k = window.controls.position
-    data = np.load(export_npz(tmp_path / "t.npz", window.result, k, "cross", window.selected))
+    path = display.export_dialog(window, "npz")
+    data = np.load(path)
     np.testing.assert_array_equal(data["cross_weights"], window.result.maps.cross[:, :, :k].numpy())
     assert list(data["src_tokens"]) == window.result.maps.src_tokens
     assert int(data["step"]) == k
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out-1.png", "out-2.png", "out-3.npz"]
+    assert not any("SVG" in a.text() for a in window.menuBar().actions()[0].menu().actions())
 
 
 def test_font_size_and_colormap(qtbot, window):

@@ -1,0 +1,88 @@
+"""View-menu actions for presenters (font reset, colour scale, cell values, presentation mode)
+and the export dialog. Kept out of main_window.py; ``install(win, view_menu)`` wires them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtGui, QtWidgets
+
+from gui.export import WHAT, export_npz, export_png, start_dir
+from gui.heatmap import SCALES
+
+
+def install(win, view_menu: QtWidgets.QMenu) -> None:
+    """Add Ctrl+0 (reset font), colour scale, cell values and Present (F11) to ``view_menu``."""
+    base = win.font_size
+    reset = view_menu.addAction("Reset font size", lambda: _reset_font(win, base))
+    reset.setShortcut(QtGui.QKeySequence("Ctrl+0"))
+    scales = view_menu.addMenu("Colour scale")
+    group = QtGui.QActionGroup(win)
+    win.scale_actions = {}
+    for key, label in SCALES.items():
+        act = scales.addAction(label, lambda k=key: set_scale(win, k))
+        act.setCheckable(True)
+        act.setChecked(key == "fixed")
+        group.addAction(act)
+        win.scale_actions[key] = act
+    values = view_menu.addAction("Print values in small maps (≤ 16 × 16)")
+    values.setCheckable(True)
+    values.setChecked(True)
+    values.toggled.connect(win.heatmap.set_show_values)
+    view_menu.addSeparator()
+    present = view_menu.addAction("&Present (one map, full screen)", lambda: toggle_present(win))
+    present.setShortcut(QtGui.QKeySequence("F11"))
+    win.present_window = None
+
+
+def _reset_font(win, base: int) -> None:
+    win.font_size = base
+    win.apply_font()
+
+
+def set_scale(win, scale: str) -> None:
+    """Colour scale of the enlarged map and the thumbnails: "fixed" [0, 1] or "per-map"."""
+    win.heatmap.set_scale(scale)
+    win.grid.set_scale(scale)
+    win._drawn = None
+    win.redraw()
+    if win.present_window is not None:
+        win.present_window.heatmap.set_scale(scale)
+
+
+def toggle_present(win) -> None:
+    """Open (or close) presentation mode: one map full-screen with large fonts."""
+    from gui.present import PresentWindow
+
+    if win.present_window is not None and win.present_window.isVisible():
+        win.present_window.close()
+        return
+    win.present_window = PresentWindow(win)
+    win.present_window.heatmap.set_scale(win.heatmap.scale)
+    win.present_window.showFullScreen()
+
+
+def export_dialog(win, what: str) -> Path | None:
+    """Ask for a file name (dialog in :func:`gui.export.start_dir`) and write ONE file: the
+    enlarged map or the grid as PNG, or the displayed tensors as .npz; the status bar names the
+    file and what it holds. Returns the written path, or None."""
+    if win.result is None:
+        win.status.showMessage("nothing to export yet: translate a sentence first")
+        return None
+    ext = "npz" if what == "npz" else "png"
+    name = {"map": "attention-map.png", "grid": "attention-grid.png", "npz": "attention.npz"}[what]
+    path, _ = QtWidgets.QFileDialog.getSaveFileName(win, f"Export {WHAT.get(what, 'tensors')}",
+                                                    str(start_dir() / name), f"*.{ext}")
+    if not path:
+        return None
+    try:
+        if what == "npz":
+            out = export_npz(path, win.result, win.controls.position, win.kind, win.selected)
+            win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
+        else:
+            out, (w, h) = export_png(path, win.heatmap if what == "map" else win.grid)
+            win.status.showMessage(f"saved {out}: {WHAT[what]}, {w} × {h} px", 8000)
+        return Path(out)
+    except OSError as exc:
+        QtWidgets.QMessageBox.warning(win, "Export failed", str(exc))
+        return None
