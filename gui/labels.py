@@ -42,6 +42,7 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kw)
         self.drawn: list[tuple[QtCore.QRectF, str, int]] = []  # (rect in item coords, text, token index)
         self.max_chars = MAX_CHARS
+        self.rotated = False  # bottom labels turned upright because they did not fit side by side
         self.setAcceptHoverEvents(True)
 
     def tokens(self) -> list[tuple[float, str]]:
@@ -79,8 +80,10 @@ class TokenAxis(pg.AxisItem):
             offset = lo * scale
             a0, a1 = bounds.left(), bounds.right()
         items = []  # (index, text, start, end, w, h)
+        v_pos = {}
         for i, (v, token) in enumerate(ticks):
             x = v * scale - offset
+            v_pos[i] = x
             if x < a0 - 0.5 or x > a1 + 0.5:
                 continue
             text = fm.elidedText(str(token), QtCore.Qt.TextElideMode.ElideRight, max_w)
@@ -90,6 +93,15 @@ class TokenAxis(pg.AxisItem):
             items.append((i, text, start, start + 2 * half, w, h))
         items.sort(key=lambda it: it[2])
         keep = thin([(it[2], it[3]) for it in items])
+        self.rotated = False
+        if not vertical and len(keep) < len(items):  # crowded: try the labels turned upright
+            upright = []
+            for i, text, _start, _end, w, h in items:
+                top = min(max(v_pos[i] - h / 2, a0), a1 - h)
+                upright.append((i, text, top, top + h, h, w))
+            keep_up = thin([(it[2], it[3]) for it in upright])
+            if len(keep_up) > len(keep):
+                items, keep, self.rotated = upright, keep_up, True
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
@@ -101,6 +113,9 @@ class TokenAxis(pg.AxisItem):
             elif self.orientation == "right":
                 rect = QtCore.QRectF(bounds.left() + text_offset, start, w, h)
                 flags = align.AlignLeft | align.AlignVCenter
+            elif self.orientation == "bottom" and self.rotated:  # w, h are the upright box's
+                rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
+                flags = align.AlignRight | align.AlignVCenter
             elif self.orientation == "bottom":
                 rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
                 flags = align.AlignHCenter | align.AlignTop
@@ -112,6 +127,20 @@ class TokenAxis(pg.AxisItem):
         size = max((it[4] if vertical else it[5]) for it in items) if items else 0
         self._updateMaxTextSize(int(size))
         return axis_spec, tick_specs, specs_text
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 N803 (pyqtgraph naming)
+        """The base class draws the line and ticks; upright labels are drawn turned by 90°."""
+        if not self.rotated:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        p.setFont(self._font())
+        p.setPen(self.textPen())
+        for rect, flags, text in textSpecs:  # rect: the upright box (width = line height)
+            p.save()
+            p.translate(rect.left(), rect.top())
+            p.rotate(-90)
+            p.drawText(QtCore.QRectF(-rect.height(), 0, rect.height(), rect.width()), int(flags), text)
+            p.restore()
 
     def token_at(self, pos: QtCore.QPointF) -> str | None:
         """The full token whose tick is nearest ``pos`` (item coordinates), or None."""

@@ -56,3 +56,88 @@ def test_one_hot_columns_survive_in_every_thumbnail(qtbot):
         assert img.shape == (rows, cols) and cols < 200
         assert (img.max(axis=1) == 1.0).all()  # the hot column is visible on every row
     assert "maximum" in grid.note.text and "downsampled" in grid.note.text
+
+
+LONG_SRC = (["▁우리는"] + [f"▁토큰{i}" for i in range(35)] + ["'", "[EOS]"])  # 38 source tokens
+LONG_TGT = ["[BOS]"] + [f"▁word{i}longlonglong" for i in range(28)] + ["'"]
+
+
+def drawn_rects(axis):
+    """Scene rectangles of the tick labels an axis drew, with their token index."""
+    return [(axis.mapRectToScene(rect), i) for rect, _, i in axis.drawn]
+
+
+def assert_no_overlap(rects):
+    for a in range(len(rects)):
+        for b in range(a + 1, len(rects)):
+            ra, rb = rects[a][0], rects[b][0]
+            assert not ra.intersects(rb), f"labels {rects[a][1]} and {rects[b][1]} overlap: {ra} {rb}"
+
+
+@pytest.mark.parametrize("point", [9, 16, 22])
+@pytest.mark.parametrize("n_src,n_tgt", [(5, 3), (38, 30)])
+def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_src, n_tgt):
+    from PySide6 import QtGui
+
+    from gui.heatmap import Heatmap
+
+    src, tgt = LONG_SRC[:n_src - 1] + ["'"], LONG_TGT[:n_tgt]
+    hm = Heatmap(pg.colormap.get("viridis"))
+    qtbot.addWidget(hm)
+    hm.resize(560, 460)
+    hm.show()
+    font = QtGui.QFont()
+    font.setPointSize(point)
+    hm.set_font(font)
+    rng = np.random.default_rng(0)
+    hm.set_matrix(rng.random((n_tgt, n_src)).astype(np.float32), None, tgt, src, "title", "target query", "source key")
+    for _ in range(3):
+        hm.grab()  # paint: the axes lay out their labels while drawing
+        qtbot.wait(30)  # and the layout follows their new sizes
+    left, bottom = hm.plot.getAxis("left"), hm.plot.getAxis("bottom")
+    rects = drawn_rects(left) + drawn_rects(bottom)
+    assert_no_overlap(rects)
+    for axis, tokens in ((left, tgt), (bottom, src)):
+        idx = [i for _, _, i in axis.drawn]
+        assert idx and idx[0] == 0  # the first label is never dropped (it used to be: 우리는)
+        if len(tokens) <= 5:
+            assert idx == list(range(len(tokens)))  # short sentences: every label
+            if axis is bottom:
+                assert [t for _, t, _ in axis.drawn][-1] == "'"  # the apostrophe token is itself, not '''
+        bounds = axis.mapRectToScene(axis.boundingRect())
+        for r, _ in drawn_rects(axis):  # inside the axis: never cut at the widget's edge
+            assert r.left() >= bounds.left() - 1 and r.right() <= bounds.right() + 1
+    assert max(r.width() for r, _ in drawn_rects(bottom)) < 0.5 * hm.width()  # long tokens are elided
+    if n_src == 38:
+        assert len(bottom.drawn) < 38  # thinned
+
+
+def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
+    from PySide6 import QtGui
+
+    from gui.mask_panel import MaskPanel
+
+    panel = MaskPanel()
+    qtbot.addWidget(panel)
+    panel.resize(480, 200)  # too small on purpose: it scrolls
+    panel.show()
+    font = QtGui.QFont()
+    font.setPointSize(22)
+    panel.set_font(font)
+    t, s = 30, 38
+    tril = np.tril(np.ones((t, t), bool))
+    masks = {"decoder_self": np.zeros((t, t), bool), "decoder_self_given": np.zeros(t, bool), "decoder_keys": tril,
+             "cross": np.zeros((t, s), bool), "cross_given": np.ones(t, bool), "encoder": np.zeros(s, bool),
+             "encoder_given": np.bool_(False), "src_key_padding": np.zeros(s, bool),
+             "tgt_key_padding": np.zeros(t, bool), "recorded": np.bool_(True)}
+    panel.set_masks(masks, LONG_SRC, LONG_TGT[:t])
+    line = QtGui.QFontMetrics(font).height()
+    for v in panel.views():
+        v.grab()
+        qtbot.wait(30)
+        v.grab()
+        assert v.height() >= 3.5 * line  # a readable minimum, never a strip
+        assert_no_overlap(drawn_rects(v.getAxis("left")) + drawn_rects(v.getAxis("bottom")))
+    assert panel.verticalScrollBar().maximum() > 0  # it scrolls instead of collapsing
+    assert not panel.decoder_self.mask.any() and panel.decoder_self.present.tolist() == tril.tolist()
+    assert "no self-attention mask" in panel.note.text()
