@@ -1,0 +1,167 @@
+"""The window as a presenter uses it (issue 14): fonts scale every text, sizes hold at laptop and
+projector resolutions, presentation mode, contrast, hover read-out, re-translation, --layer/--head."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from gui.fonts import minimum_sizes
+from gui.main_window import HOVER_HINT
+
+from .conftest import ROOT
+from .test_gui import TEXT, do, type_and_translate, window  # noqa: F401 (fixture)
+
+
+def _px(css: str) -> int:
+    return int(css.removesuffix("pt"))
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window, size):  # noqa: F811
+    window.resize(*size)
+    type_and_translate(qtbot, window)
+    window.set_view("cross")
+    base = window.font_size
+    for _ in range(3):
+        qtbot.keyClick(window, QtCore.Qt.Key.Key_Plus, QtCore.Qt.KeyboardModifier.ControlModifier)
+    qtbot.wait(50)
+    pt = window.font_size
+    assert pt == base + 6
+    hm = window.heatmap
+    assert _px(hm.plot.titleLabel.opts["size"]) == pt + 1  # title
+    assert _px(hm.plot.getAxis("left").labelStyle["font-size"]) == pt  # axis titles
+    assert _px(hm.plot.getAxis("bottom").labelStyle["font-size"]) == pt
+    assert hm.colorbar.axis.style["tickFont"].pointSize() == pt  # colour-bar values
+    assert hm.plot.getAxis("left").style["tickFont"].pointSize() == pt  # token labels
+    assert all(t.textItem.font().pointSize() == pt for t in window.topk.texts)  # top-k values
+    assert window.masks.decoder_self.getAxis("left").style["tickFont"].pointSize() == pt
+    # the title's row is as tall as its text (pyqtgraph fixes it at 30 px otherwise)
+    assert hm.plot.titleLabel.maximumHeight() >= QtGui.QFontMetrics(hm.font).height()
+    assert (window.width(), window.height()) == size  # never widens itself
+    mins = minimum_sizes(hm.font)
+    for name, (w, h) in mins.items():  # no panel collapses: the window scrolls instead
+        widget = getattr(window, name)
+        assert widget.width() >= w and widget.height() >= h, name
+    # colour-bar labels are whole: the bar's axis is wide enough for "1.0" at this font
+    assert hm.colorbar.axis.width() >= QtGui.QFontMetricsF(hm.font).horizontalAdvance("0.0")
+    assert hm.colorbar.sceneBoundingRect().right() <= hm.width() + 1
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_0, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert window.font_size == base
+
+
+def test_no_axes_before_the_first_result_and_no_jump(qtbot, window):  # noqa: F811
+    assert not window.heatmap.plot.getAxis("left").isVisible()
+    assert not window.heatmap.colorbar.isVisible()
+    assert not window.topk.getAxis("left").isVisible()
+    top = window.controls.mapTo(window, QtCore.QPoint(0, 0)).y()
+    type_and_translate(qtbot, window)
+    qtbot.wait(50)
+    assert window.heatmap.plot.getAxis("left").isVisible() and window.heatmap.colorbar.isVisible()
+    assert window.controls.mapTo(window, QtCore.QPoint(0, 0)).y() == top  # the controls stay put
+
+
+def test_hover_clears_on_leave_and_new_result_and_counts_from_one(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    window.set_view("encoder")
+    hm = window.heatmap
+    centre = hm.view.mapViewToScene(QtCore.QPointF(0.5, 0.5))
+    hm._on_mouse(centre)
+    text = window.hover_label.text()
+    assert text.startswith(f"query 1 ⟨{window.result.maps.src_tokens[0]}⟩ → key 1")
+    QtWidgets.QApplication.sendEvent(hm, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    assert window.hover_label.text() == HOVER_HINT
+    hm._on_mouse(centre)
+    assert window.hover_label.text() == text
+    window.inputs.text.setText("외로워.")
+    do(qtbot, window, window.translate)
+    assert window.hover_label.text() == HOVER_HINT  # the old sentence's tokens are gone
+
+
+def test_per_map_contrast_and_cell_values(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    do(qtbot, window, lambda: window.controls.set_position(3))
+    window.set_view("cross")
+    k = window.controls.position
+    layer, head = window.selected
+    w = window.result.maps.cross[layer, head, :k].numpy()
+    window.scale_actions["per-map"].trigger()
+    hm = window.heatmap
+    assert hm.levels == pytest.approx((float(w.min()), float(w.max())))
+    assert tuple(hm.image.levels) == pytest.approx(hm.levels)
+    assert "per-map range" in hm.colorbar.axis.labelText
+    rows, cols = w.shape
+    shown = [t for t in hm.value_items if t.isVisible()]
+    assert len(shown) == rows * cols <= 16 * 16
+    assert shown[0].textItem.toPlainText() in (f"{w[0, 0]:.2f}", f"{w[0, 0]:.2f}"[1:])
+    window.scale_actions["fixed"].trigger()
+    assert hm.levels == (0.0, 1.0) and "fixed [0, 1]" in hm.colorbar.axis.labelText
+
+
+def test_changing_pad_or_beam_translates_again(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    do(qtbot, window, lambda: window.inputs.pad_to.setValue(20))
+    assert len(window.result.source.ids) == 20
+    do(qtbot, window, lambda: window.inputs.decoding.setCurrentIndex(1))
+    assert window.result.beam == window.inputs.beam.value()
+
+
+def test_presentation_mode_cycles_kind_layer_head(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    window.set_view("cross")
+    window.select(0, 0)
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_F11)
+    pw = window.present_window
+    assert pw is not None and pw.isVisible()
+    assert pw.heatmap.font.pointSize() >= 22
+    assert "layer 1 / 2, head 1 / 4" in pw.heatmap.plot.titleLabel.text
+    k = window.controls.position
+    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[0, 0, :k].numpy(), atol=1e-6)
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_H)
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_L)
+    assert window.selected == (1, 1) and "layer 2 / 2, head 2 / 4" in pw.heatmap.plot.titleLabel.text
+    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[1, 1, :k].numpy(), atol=1e-6)
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_V)
+    assert window.kind == "masks" and "mask" in pw.heatmap.plot.titleLabel.text
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_Escape)
+    assert not pw.isVisible()
+
+
+def _run(*args, env=None):
+    import os
+
+    e = dict(os.environ, QT_QPA_PLATFORM="offscreen", **(env or {}))
+    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, env=e,
+                          timeout=600)
+
+
+def test_layer_head_checked_and_one_based_on_every_path(tiny_checkpoint, tmp_path):
+    for path_args in ([], ["--screenshot", str(tmp_path / "x.png")]):
+        r = _run("--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--layer", "0", "--head", "0", *path_args)
+        assert r.returncode == 2 and "numbered from 1" in r.stderr
+        r = _run("--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--layer", "3", *path_args)
+        assert r.returncode == 2 and r.stderr.strip().endswith("(1-based) for the cross view")
+        assert "--layer must be 1..2 and --head 1..4" in r.stderr
+
+
+def test_title_names_the_head_it_shows(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    window.set_view("decoder")
+    window.select(-5, 99)  # out of range either way: clamped, and the title says which
+    k = window.controls.position
+    assert "layer 1, head 4" in window.heatmap.plot.titleLabel.text
+    np.testing.assert_allclose(window.heatmap.image.image, window.result.maps.decoder_self[0, 3, :k, :k].numpy(),
+                               atol=1e-6)
+
+
+def test_screenshot_at_200_percent_scaling(tiny_checkpoint, tmp_path):
+    out = tmp_path / "hidpi.png"
+    r = _run("--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--size", "1366x768", "--screenshot", str(out),
+             env={"QT_SCALE_FACTOR": "2"})
+    assert r.returncode == 0, r.stderr
+    img = QtGui.QImage(str(out))
+    assert (img.width(), img.height()) == (2 * 1366, 2 * 768)  # the requested size, at twice the pixels
