@@ -7,8 +7,9 @@ from pathlib import Path
 
 from PySide6 import QtGui, QtWidgets
 
-from gui.export import WHAT, export_npz, export_png, start_dir
+from gui.export import WHAT, export_npz, export_png, remember, start_dir
 from gui.heatmap import SCALES
+from gui.svg_export import export_svg
 
 
 def install(win, view_menu: QtWidgets.QMenu) -> None:
@@ -62,15 +63,16 @@ def toggle_present(win) -> None:
     win.present_window.showFullScreen()
 
 
-def export_dialog(win, what: str) -> Path | None:
+def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
     """Ask for a file name (dialog in :func:`gui.export.start_dir`) and write ONE file: the
-    enlarged map or the grid as PNG, or the displayed tensors as .npz; the status bar names the
-    file and what it holds. Returns the written path, or None."""
+    enlarged map or the grid as PNG or SVG (``fmt``; SVG text as outlines), or the displayed
+    tensors as .npz (``what="npz"``); the status bar names the file and what it holds. Returns the
+    written path, or None."""
     if win.result is None:
         win.status.showMessage("nothing to export yet: translate a sentence first")
         return None
-    ext = "npz" if what == "npz" else "png"
-    name = {"map": "attention-map.png", "grid": "attention-grid.png", "npz": "attention.npz"}[what]
+    ext = "npz" if what == "npz" else fmt
+    name = {"map": "attention-map", "grid": "attention-grid", "npz": "attention"}[what] + f".{ext}"
     path, _ = QtWidgets.QFileDialog.getSaveFileName(win, f"Export {WHAT.get(what, 'tensors')}",
                                                     str(start_dir() / name), f"*.{ext}")
     if not path:
@@ -80,8 +82,11 @@ def export_dialog(win, what: str) -> Path | None:
             out = export_npz(path, win.result, win.controls.position, win.kind, win.selected)
             win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
         else:
-            out, (w, h) = export_png(path, win.heatmap if what == "map" else win.grid)
-            win.status.showMessage(f"saved {out}: {WHAT[what]}, {w} × {h} px", 8000)
+            widget = win.heatmap if what == "map" else win.grid
+            out, (w, h) = (export_svg if fmt == "svg" else export_png)(path, widget)
+            remember(out)
+            note = " (vector, text as outlines)" if fmt == "svg" else ""
+            win.status.showMessage(f"saved {out}: {WHAT[what]}, {w} × {h} px{note}", 8000)
         return Path(out)
     except OSError as exc:
         QtWidgets.QMessageBox.warning(win, "Export failed", str(exc))

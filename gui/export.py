@@ -1,5 +1,5 @@
-"""Export the enlarged map or the grid (PNG, one file each, named by the user) and the displayed
-tensors (.npz). No SVG: see :func:`export_png`."""
+"""Export the enlarged map or the grid (PNG here, SVG in gui/svg_export.py; one file each, named
+by the user) and the displayed tensors (.npz)."""
 
 from __future__ import annotations
 
@@ -36,11 +36,7 @@ def remember(path: Path) -> None:
 def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[int, int]]:
     """Write ONE pyqtgraph widget (the enlarged map or the grid) to ``path`` as PNG at ``scale``
     times its on-screen size; nothing else is written. Returns the path and the pixel size.
-    Raises OSError when the file cannot be written.
-
-    SVG is not offered: Qt's SVG generator writes text as ``<text>`` in the app's bundled font,
-    which other viewers replace (Hangul became boxes), and it cannot draw text as outlines;
-    embedding NanumGothic would add 4.7 MB to every file."""
+    Raises OSError when the file cannot be written. SVG: :func:`gui.svg_export.export_svg`."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         path = path.with_suffix(".png")

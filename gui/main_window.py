@@ -129,6 +129,7 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction("&Open checkpoint…", QtGui.QKeySequence.StandardKey.Open, self.open_checkpoint_dialog)
         file_menu.addAction("Export enlarged &map as PNG…", lambda: display.export_dialog(self, "map"))
+        file_menu.addAction("Export enlarged map as &SVG…", lambda: display.export_dialog(self, "map", "svg"))
         file_menu.addAction("Export head &grid as PNG…", lambda: display.export_dialog(self, "grid"))
         file_menu.addAction("Export displayed &tensors (.npz)…", lambda: display.export_dialog(self, "npz"))
         file_menu.addSeparator()

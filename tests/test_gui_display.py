@@ -165,3 +165,34 @@ def test_screenshot_at_200_percent_scaling(tiny_checkpoint, tmp_path):
     assert r.returncode == 0, r.stderr
     img = QtGui.QImage(str(out))
     assert (img.width(), img.height()) == (2 * 1366, 2 * 768)  # the requested size, at twice the pixels
+
+
+def _rgb(img: QtGui.QImage) -> np.ndarray:
+    img = img.convertToFormat(QtGui.QImage.Format.Format_RGB888)
+    raw = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), img.bytesPerLine())
+    return raw[:, : img.width() * 3].reshape(img.height(), img.width(), 3).astype(int)
+
+
+def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):  # noqa: F811
+    from gui.export import export_png
+    from gui.svg_export import export_svg, rasterize_svg
+
+    window.inputs.pad_to.setValue(20)  # masked pad columns: the hatch overlay is an image too
+    type_and_translate(qtbot, window)
+    window.set_view("cross")
+    qtbot.wait(50)
+    hm = window.heatmap
+    png, (pw, ph) = export_png(tmp_path / "map.png", hm)
+    svg, (sw, sh) = export_svg(tmp_path / "map.svg", hm)
+    text = svg.read_text(encoding="utf-8")
+    assert "<text" not in text and "<path" in text  # Hangul and all labels as outlines
+    a, b = _rgb(rasterize_svg(svg, pw, ph)), _rgb(QtGui.QImage(str(png)))
+    assert a.shape == b.shape == (ph, pw, 3) and pw == 2 * sw
+    diff = np.abs(a - b)
+    assert diff.mean() < 3.0 and (diff.max(-1) > 60).mean() < 0.02  # only anti-aliased edges differ
+    scale = pw / hm.width()
+    rows, cols = hm.matrix.shape
+    for r, c in [(0, 0), (rows - 1, cols - 1), (rows // 2, 1), (0, cols - 1)]:  # every cell where it belongs
+        p = hm.view.mapViewToScene(QtCore.QPointF(c + 0.5, r + 0.5))
+        x, y = int(p.x() * scale), int(p.y() * scale)
+        assert np.abs(a[y, x] - b[y, x]).max() <= 8, (r, c)
