@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--font-size", type=int, default=11)
     p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
+    p.add_argument("--present", action="store_true", help="presentation mode: one map full-screen (F11)")
     p.add_argument("--size", default="1600x950", type=_size, help="window size WxH")
     return p
 
@@ -131,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
         win.show()
+        if args.present:
+            from gui.display import toggle_present
+
+            toggle_present(win)
         win.translate_when_loaded = bool(args.text)
         win.load_checkpoint(args.checkpoint, args.device)
         return app.exec()
@@ -148,9 +153,17 @@ def main(argv: list[str] | None = None) -> int:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)
         win.show()
+        shown = win
+        if args.present:
+            from gui.display import toggle_present
+
+            toggle_present(win)
+            shown = win.present_window
+            shown.showNormal()
+            shown.resize(*args.size)
         for _ in range(5):
             app.processEvents()
-        if not win.grab().save(args.screenshot):
+        if not shown.grab().save(args.screenshot):
             raise ValueError(f"could not write {args.screenshot}")
         print(f"saved {args.screenshot}")
         return 0

@@ -130,6 +130,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.view.addItem(self.placeholder)
         self.scene().sigMouseMoved.connect(self._on_mouse)
         self.view.sigResized.connect(self._wrap_title)
+        self.view.sigResized.connect(lambda *_: self._draw_values())
         self.set_empty()
 
     @property
@@ -232,7 +233,10 @@ class Heatmap(pg.GraphicsLayoutWidget):
         """Print each cell's value in small maps (≤ VALUES_UP_TO per side); masked cells say "–"."""
         rows, cols = self.matrix.shape
         small = 0 < rows <= VALUES_UP_TO and 0 < cols <= VALUES_UP_TO
-        n = rows * cols if self.show_values and not self.mask_mode and small else 0
+        fm = QtGui.QFontMetricsF(self.font)
+        fits = (self.view.width() / max(cols, 1) >= fm.horizontalAdvance("0.00") + 4
+                and self.view.height() / max(rows, 1) >= fm.height())  # never a value wider than its cell
+        n = rows * cols if self.show_values and not self.mask_mode and small and fits else 0
         while len(self.value_items) < n:
             item = pg.TextItem("", anchor=(0.5, 0.5))
             item.setFont(self.font)
