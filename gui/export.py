@@ -55,7 +55,9 @@ def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[in
 
 def export_npz(path: str | Path, result: Translation, k: int, kind: str, selected: tuple[int, int]) -> Path:
     """Save what is on screen at step ``k``: every view's weights ``[L, H, rows, cols]``, the masks
-    (bool, True = masked), the tokens of both axes and the step/view/selection."""
+    (bool, True = masked, as the model was given them), the tokens of both axes and the
+    step/view/selection. ``selected`` is 1-based as in titles and the hover read-out:
+    (layer, head), or (mask number, 1) in the Masks view."""
     arrays: dict[str, np.ndarray] = {}
     for name in KINDS[:3]:
         v = view_at(result, k, name)
@@ -72,7 +74,7 @@ def export_npz(path: str | Path, result: Translation, k: int, kind: str, selecte
         path, **arrays,
         src_tokens=np.array(m.src_tokens, dtype=str), tgt_tokens=np.array(m.tgt_tokens, dtype=str),
         output_tokens=np.array([s.token for s in result.steps[:k]], dtype=str),
-        step=np.int64(k), view=np.array(kind), selected=np.array(selected), source=np.array(result.source.text),
+        step=np.int64(k), view=np.array(kind), selected=np.array(selected) + 1, source=np.array(result.source.text),
         mode=np.array(result.mode),
     )
     return Path(path)

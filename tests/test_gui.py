@@ -188,6 +188,7 @@ def test_export_writes_one_named_file_and_says_so(qtbot, window, tmp_path, monke
     np.testing.assert_array_equal(data["cross_weights"], window.result.maps.cross[:, :, :k].numpy())
     assert list(data["src_tokens"]) == window.result.maps.src_tokens
     assert int(data["step"]) == k
+    assert data["selected"].tolist() == [window.selected[0] + 1, window.selected[1] + 1]  # 1-based, as titles
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out-1.png", "out-2.png", "out-3.npz"]
 
 
