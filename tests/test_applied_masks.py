@@ -74,3 +74,15 @@ def test_batch_reports_target_padding_given_to_the_shorter_sentence(tiny_checkpo
         for k in range(t):
             assert a.decoder_self[k, : k + 1].tolist() == tkpm[: k + 1].tolist()
         assert torch.equal(a.cross[0], r.maps.src_key_padding_mask)
+
+
+def test_json_reports_the_applied_masks(tiny_checkpoint):
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    r = translate(ck, "집에 누군가 있어?", pad_to=12)
+    applied = r.to_json()["masks"]["applied"]
+    t = len(r.maps.tgt_tokens)
+    assert applied["decoder_self_given"] == [False] * t  # cached decoding: no self mask given
+    assert applied["decoder_keys"] == (~causal_mask(t)).tolist()
+    assert applied["encoder"] == r.maps.src_key_padding_mask.tolist() and any(applied["encoder"])
+    tf = translate(ck, "집에 누군가 있어?", reference="someone is at home").to_json()["masks"]["applied"]
+    assert tf["decoder_self"] == causal_mask(len(tf["decoder_self"])).tolist() and all(tf["decoder_self_given"])

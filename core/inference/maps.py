@@ -36,6 +36,17 @@ class AppliedMasks:
         return AppliedMasks(self.encoder, self.decoder_self[:t, :t], self.decoder_self_given[:t],
                             self.decoder_keys[:t, :t], self.cross[:t], self.cross_given[:t])
 
+    def to_json(self) -> dict:
+        """Nested lists of bools (True = masked); ``encoder`` is None when no mask was given."""
+        return {
+            "encoder": None if self.encoder is None else self.encoder[0].tolist(),
+            "decoder_self": self.decoder_self.tolist(),
+            "decoder_self_given": self.decoder_self_given.tolist(),
+            "decoder_keys": self.decoder_keys.tolist(),
+            "cross": self.cross.tolist(),
+            "cross_given": self.cross_given.tolist(),
+        }
+
     @staticmethod
     def from_rows(encoder_mask: Tensor | None, s: int, self_rows: list[Tensor | None],
                   cross_rows: list[Tensor | None]) -> AppliedMasks:

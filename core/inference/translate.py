@@ -98,6 +98,7 @@ class Translation:
                 "src_key_padding": m.src_key_padding_mask.tolist(),
                 "tgt_key_padding": m.tgt_key_padding_mask.tolist(),
                 "causal": m.causal_mask.tolist(),
+                "applied": None if m.applied is None else m.applied.to_json(),
             },
         }
         if self.mode == "teacher_forced":
