@@ -34,6 +34,10 @@ def install(win, view_menu: QtWidgets.QMenu) -> None:
     present = view_menu.addAction("&Present (one map, full screen)", lambda: toggle_present(win))
     present.setShortcut(QtGui.QKeySequence("F11"))
     win.present_window = None
+    # a long read-out must not widen the right column (the layout would jump under the pointer)
+    policy = win.hover_label.sizePolicy()
+    policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
+    win.hover_label.setSizePolicy(policy)
 
 
 def _reset_font(win, base: int) -> None:
