@@ -136,7 +136,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 r0, c0 = matrix.shape
                 matrix = max_pool(matrix, px_rows, px_cols)
                 mask = None if mask is None else all_pool(mask, px_rows, px_cols)
-                most = max(most, (-(-r0 // matrix.shape[0]), -(-c0 // matrix.shape[1])))
+                # an empty axis (no decoder step yet: 0 rows) pools nothing: count it as 1, never divide by 0
+                most = max(most, (-(-r0 // max(matrix.shape[0], 1)), -(-c0 // max(matrix.shape[1], 1))))
             self.pooled.append(matrix.shape)
             overlay = None
             if mask is not None and mask.any():

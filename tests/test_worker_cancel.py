@@ -51,7 +51,8 @@ def app(qtbot, tiny_checkpoint, monkeypatch):
     monkeypatch.setattr(gui.worker, "start", fake)
     gate = threading.Event()  # a checkpoint load that cannot be interrupted, until the gate opens
     real_load = gui.worker.load_checkpoint
-    monkeypatch.setattr(gui.worker, "load_checkpoint", lambda path, device="auto": gate.wait(20) and real_load(path, device))
+    monkeypatch.setattr(gui.worker, "load_checkpoint",
+                        lambda path, device="auto", **kw: gate.wait(20) and real_load(path, device, **kw))
     events = {"cancelled": [], "translated": []}
     win.worker.cancelled.connect(events["cancelled"].append)
     win.worker.translated.connect(lambda rid, result, ms: events["translated"].append(rid))
