@@ -229,7 +229,7 @@ class LiveDecoder:
         s = self.session
         result = session_result(s, self.beam, self.hyps, self.trace, self.pad_to)
         check_finite(result)
-        budget = len(self._plan()) if self.beam > 1 else s.max_steps
+        budget = s.max_steps  # also for beam: the slider must not give away the hypothesis's length
         return LiveState(result, True, self.finished, budget, self.final, self.original, self.fork_point,
                          path=list(self._plan() or []))
 
