@@ -84,6 +84,12 @@ def view_at(result: Translation, k: int, kind: str) -> ViewData:
         dec_mask, cross_mask = masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
     if kind == "encoder":
         return ViewData(kind, m.encoder_self.numpy(), enc_mask, src, src, "source query", "source key")
+    if kind == "decoder" and not getattr(result, "causal", True):
+        # teacher forcing without the causal mask: query row t saw all T keys, future included
+        full = result.maps
+        t_all = full.decoder_self.shape[-1]
+        return ViewData(kind, full.decoder_self[:, :, :k].numpy(), np.zeros((k, t_all), dtype=bool), tgt,
+                        list(full.tgt_tokens), "target query", "target key (all T: no causal mask)")
     if kind == "decoder":
         return ViewData(kind, m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key")
     if kind == "cross":

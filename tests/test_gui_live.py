@@ -130,6 +130,8 @@ def test_teacher_forcing_panel_and_causal_switch(qtbot, window, ck):
     k = len(off.steps)
     np.testing.assert_allclose(window.heatmap.image.image, off.maps.decoder_self[0, 0, :k, :k].numpy(), atol=1e-6)
     assert not window.masks.decoder_self.mask.any()  # no self mask was given
+    window.controls.set_position(2)  # without the mask, row t saw every key: all T columns stay
+    np.testing.assert_allclose(window.heatmap.image.image, off.maps.decoder_self[0, 0, :2, :].numpy(), atol=1e-6)
 
 
 def test_batch_with_shows_padding_on_both_sides(qtbot, window, ck):
