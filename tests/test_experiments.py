@@ -69,6 +69,10 @@ def test_beam_continues_from_forced_prefix(ck):
     s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT)
     hyps = beam_search(ck.model, ck.src_tokenizer, TEXT, beam=3, session=s, prefix=ids)
     assert all(h.ids[: len(ids)] == ids for h in hyps)
+    trace = r.to_json()["beam_trace"]
+    assert len(trace) == len(r.beam_trace) > 0 and all(row["tokens"][: len(ids)] == ck.tgt_tokenizer.ids_to_tokens(ids)
+                                                        for rows in trace[len(ids) - 1:] for row in rows
+                                                        if len(row["tokens"]) >= len(ids))
 
 
 def manual_nll(ck, text, reference, causal):

@@ -93,6 +93,8 @@ class Translation:
             "logprob": None if self.logprob is None else round(self.logprob, 6),
             "steps": [_step_json(s, self.mode == "teacher_forced") for s in self.steps],
             "hypotheses": [{"text": t, "score": round(sc, 6), "truncated": tr} for t, sc, tr in self.hypotheses],
+            "beam_trace": [[{"tokens": b.tokens, "logprob": round(b.logprob, 6), "score": round(b.score, 6),
+                             "finished": b.finished} for b in rows] for rows in self.beam_trace],
             "attention": m.to_json(),
             "masks": {
                 "src_key_padding": m.src_key_padding_mask.tolist(),
