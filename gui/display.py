@@ -38,6 +38,10 @@ def install(win, view_menu: QtWidgets.QMenu) -> None:
     policy = win.hover_label.sizePolicy()
     policy.setHorizontalPolicy(QtWidgets.QSizePolicy.Policy.Ignored)
     win.hover_label.setSizePolicy(policy)
+    # long captions and view names wrap or elide instead of setting the middle column's minimum width
+    win.grid_caption.setWordWrap(True)
+    win.view_selector.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    win.view_selector.setMinimumContentsLength(16)
 
 
 def _reset_font(win, base: int) -> None:

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui
 
 from gui.downsample import all_pool, max_pool
 from gui.heatmap import MatrixImage, map_levels, mask_overlay
+from gui.labels import wrap_title
 
 
 @dataclass
@@ -157,8 +158,10 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                     self._framed[id(view)] = chosen
                 continue
             text = (("▶ " if chosen else "") + cell.title, chosen, max(self.font.pointSize() - 2, 7))
+            text = (*text, int(view.width()))
             if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
                 label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")
+                wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
                 self._label_text[id(label)] = text
         note = ("" if most == (1, 1) else
                 f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
@@ -167,6 +170,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             note = "colours: each thumbnail scaled to its own min … max" + (" · " + note if note else "")
         if self.note is not None and self.note.text != note:
             self.note.setText(note, size=f"{max(self.font.pointSize() - 2, 7)}pt", color="#8a4b00")
+            wrap_title(self.note, max(self.width() - 30, 100))  # a long note wraps, never widens the grid
 
     def _pixels(self, view: pg.ViewBox) -> tuple[int, int]:
         """Device pixels (rows, cols) a thumbnail has; huge before the first layout (no pooling)."""
@@ -182,7 +186,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def _repool(self) -> None:
         """After a resize, redraw if a thumbnail's pixel size changed (pooling depends on it)."""
-        if self.cells and tuple(self._pixels(v) for v in self.views) != self._targets:
+        widths = [int(v.width()) for v in self.views]
+        if self.cells and (tuple(self._pixels(v) for v in self.views) != self._targets
+                           or any(t[-1] != w for t, w in zip(self._label_text.values(), widths))):
             self._ranged = {}
             self.set_cells(self.cells, self.n_cols)
 

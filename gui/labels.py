@@ -166,10 +166,22 @@ def token_axes(*names: str) -> dict[str, TokenAxis]:
     return {n: TokenAxis(n) for n in names}
 
 
+def _update_min_height_only(label: pg.LabelItem) -> None:
+    """LabelItem.updateMin without a minimum width (it runs on every resize of the label)."""
+    bounds = label.itemRect()
+    label.setMinimumWidth(0)
+    label.setMinimumHeight(bounds.height())
+    hint = QtCore.Qt.SizeHint
+    label._sizeHint = {hint.MinimumSize: (0, bounds.height()), hint.PreferredSize: (bounds.width(), bounds.height()),
+                       hint.MaximumSize: (-1, -1), hint.MinimumDescent: (0, 0)}
+    label.updateGeometry()
+
+
 def wrap_title(label: pg.LabelItem, width: float) -> None:
     """Wrap a plot title to ``width`` pixels (call it with the plot area's width whenever that
     changes); the title never sets the plot's minimum width, so a long title at a large font
     cannot push the colour bar out of view or the window past its size."""
+    label.updateMin = lambda: _update_min_height_only(label)  # also on the label's own resizes
     item = label.item
     item.setTextWidth(-1)
     if item.boundingRect().width() > width:
