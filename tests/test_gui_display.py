@@ -50,6 +50,13 @@ def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window
     # colour-bar labels are whole: the bar's axis is wide enough for "1.0" at this font
     assert hm.colorbar.axis.width() >= QtGui.QFontMetricsF(hm.font).horizontalAdvance("0.0")
     assert hm.colorbar.sceneBoundingRect().right() <= hm.width() + 1
+    for kind in ("cross", "masks"):  # nothing is laid out wider than the widget that shows it
+        window.set_view(kind)
+        qtbot.wait(50)
+        for w in (window.grid, hm):
+            assert w.ci.geometry().width() <= w.width() + 1, (kind, type(w).__name__)
+        for v in window.masks.views():
+            assert v.getPlotItem().geometry().width() <= v.width() + 1
     qtbot.keyClick(window, QtCore.Qt.Key.Key_0, QtCore.Qt.KeyboardModifier.ControlModifier)
     assert window.font_size == base
 
