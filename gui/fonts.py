@@ -59,7 +59,7 @@ def minimum_sizes(font: QtGui.QFont) -> dict[str, tuple[int, int]]:
     fm = QtGui.QFontMetrics(font)
     line, ch = fm.height(), fm.averageCharWidth()
     return {
-        "heatmap": (30 * ch, 13 * line),
+        "heatmap": (42 * ch, 13 * line),  # token axis (≤ 12 chars) + colour bar + a map ≥ 16 chars wide
         "grid": (26 * ch, 9 * line),
         "topk": (20 * ch, 9 * line),
         "masks": (26 * ch, 7 * line),

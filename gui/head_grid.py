@@ -72,7 +72,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.images, self.views, self.labels, self.headers = [], [], [], []
         self.compact = compact
         if compact:  # header row (heads) and header column (layers); cells shift by one row/column
-            size = f"{max(self.font.pointSize() - 2, 7)}pt"
+            size = f"{self._label_pt()}pt"
             for c in range(n_cols):
                 self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
             for r in range((n + n_cols - 1) // n_cols):
@@ -91,7 +91,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             self.labels.append(label)
         n_rows = (n + n_cols - 1) // n_cols
         self.note = self.addLabel("", row=(n_rows + 1) if compact else 2 * n_rows, col=0,
-                                  colspan=n_cols + (1 if compact else 0), size=f"{max(self.font.pointSize() - 2, 7)}pt")
+                                  colspan=n_cols + (1 if compact else 0), size=f"{self._label_pt()}pt")
         self.layout_shape = (n, n_cols, compact)
 
     def _add_view(self, view: pg.ViewBox) -> None:
@@ -100,6 +100,11 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         view.setBackgroundColor((235, 235, 235))
         self.images.append(MatrixImage(view, self.cmap))
         self.views.append(view)
+
+    def _label_pt(self) -> int:
+        """Titles and headers: two points under the app font, at most 14 pt (8 headers must fit
+        across a thumbnail row even at presenter sizes)."""
+        return min(max(self.font.pointSize() - 2, 7), 14)
 
     def set_font(self, font: QtGui.QFont) -> None:
         """Titles, headers and the note follow ``font`` (two points smaller); applied at the next
@@ -133,7 +138,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         most = (1, 1)
         for cell, im, view, label, (px_rows, px_cols) in zip(cells, self.images, self.views, labels, self._targets):
             matrix, mask = cell.matrix, cell.mask
-            if matrix.shape[0] > px_rows or matrix.shape[1] > px_cols:
+            if matrix.size and (matrix.shape[0] > px_rows or matrix.shape[1] > px_cols):
                 r0, c0 = matrix.shape
                 matrix = max_pool(matrix, px_rows, px_cols)
                 mask = None if mask is None else all_pool(mask, px_rows, px_cols)
@@ -157,7 +162,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                     view.setBorder(pg.mkPen("#c0392b", width=3) if chosen else None)
                     self._framed[id(view)] = chosen
                 continue
-            text = (("▶ " if chosen else "") + cell.title, chosen, max(self.font.pointSize() - 2, 7))
+            text = (("▶ " if chosen else "") + cell.title, chosen, self._label_pt())
             text = (*text, int(view.width()))
             if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
                 label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")
@@ -169,7 +174,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         if self.scale == "per-map":
             note = "colours: each thumbnail scaled to its own min … max" + (" · " + note if note else "")
         if self.note is not None and self.note.text != note:
-            self.note.setText(note, size=f"{max(self.font.pointSize() - 2, 7)}pt", color="#8a4b00")
+            self.note.setText(note, size=f"{self._label_pt()}pt", color="#8a4b00")
             wrap_title(self.note, max(self.width() - 30, 100))  # a long note wraps, never widens the grid
 
     def _pixels(self, view: pg.ViewBox) -> tuple[int, int]:

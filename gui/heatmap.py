@@ -283,7 +283,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
 
     def _wrap_title(self, *_) -> None:
         """The title spans the plot area only: wrap it to the view's width."""
-        wrap_title(self.plot.titleLabel, self.view.width() if self.view.width() > 10 else self.width() / 2)
+        least = 14 * QtGui.QFontMetricsF(self.font).averageCharWidth()  # never one syllable per line
+        wrap_title(self.plot.titleLabel, max(self.view.width(), least))
 
     def leaveEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         self.hovered.emit("")

@@ -141,3 +141,15 @@ def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
     assert panel.verticalScrollBar().maximum() > 0  # it scrolls instead of collapsing
     assert not panel.decoder_self.mask.any() and panel.decoder_self.present.tolist() == tril.tolist()
     assert "no self-attention mask" in panel.note.text()
+
+
+def test_empty_maps_with_many_keys_are_not_pooled(qtbot):
+    """Step 0 of the decoder: no query rows yet, 200 keys — nothing to pool, no error."""
+    grid = HeadGrid(pg.colormap.get("viridis"))
+    qtbot.addWidget(grid)
+    grid.resize(300, 200)
+    grid.show()
+    qtbot.wait(20)
+    mask = np.zeros((0, 200), dtype=bool)
+    grid.set_cells([Cell("L1 H1", np.zeros((0, 200), np.float32), mask, (0, 0))], 1)
+    assert grid.pooled == [(0, 200)] and grid.note.text == ""
