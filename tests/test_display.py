@@ -77,7 +77,7 @@ def assert_no_overlap(rects):
 @pytest.mark.parametrize("point", [9, 16, 22])
 @pytest.mark.parametrize("n_src,n_tgt", [(5, 3), (38, 30)])
 def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_src, n_tgt):
-    from PySide6 import QtGui
+    from PySide6 import QtCore, QtGui
 
     from gui.heatmap import Heatmap
 
@@ -108,6 +108,11 @@ def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_sr
         for r, _ in drawn_rects(axis):  # inside the axis: never cut at the widget's edge
             assert r.left() >= bounds.left() - 1 and r.right() <= bounds.right() + 1
     assert max(r.width() for r, _ in drawn_rects(bottom)) < 0.5 * hm.width()  # long tokens are elided
+    for axis, tokens in ((left, tgt), (bottom, src)):  # hovering a label gives the full token
+        for rect, text, i in axis.drawn:
+            tick = axis.mapFromScene(hm.view.mapViewToScene(QtCore.QPointF(i + 0.5, i + 0.5)))
+            at = QtCore.QPointF(rect.center().x(), tick.y()) if axis is left else QtCore.QPointF(tick.x(), rect.center().y())
+            assert axis.token_at(at) == tokens[i], (text, tokens[i])
     if n_src == 38:
         assert len(bottom.drawn) < 38  # thinned
 
