@@ -53,6 +53,8 @@ class MaskView(pg.PlotWidget):
         self.present = np.zeros((0, 0), dtype=bool)
         self.font = QtGui.QFont()
         self.set_font(self.font)
+        for name in ("left", "bottom"):
+            self.hideAxis(name)  # nothing meaningful before the first result
 
     def set_font(self, font: QtGui.QFont) -> None:
         self.font = QtGui.QFont(font)
@@ -80,6 +82,8 @@ class MaskView(pg.PlotWidget):
             self.title = title
             self._title()
         rows, cols = img.shape
+        for name in ("left", "bottom"):
+            self.showAxis(name)
         if rows == 0 or cols == 0:
             self.image.clear()
         else:
