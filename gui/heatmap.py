@@ -101,7 +101,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
     """
 
     hovered = QtCore.Signal(str)
-    EMPTY = "Type Korean above and press Enter: the attention maps appear here."
+    EMPTY = "Type Korean above and press Enter:\nthe attention maps appear here."
 
     def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
         super().__init__(parent)

@@ -49,6 +49,8 @@ class TopKPanel(pg.PlotWidget):
         for name in ("left", "bottom"):
             self.getAxis(name).setStyle(tickFont=font)
         self.setLabel("bottom", "probability", **{"font-size": f"{font.pointSize()}pt"})
+        if self.bars is None:
+            self.hideAxis("bottom")  # setLabel shows it: nothing meaningful before the first step
         for label in self.texts:
             label.setFont(font)
 

@@ -64,7 +64,7 @@ def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window
 def test_no_axes_before_the_first_result_and_no_jump(qtbot, window):  # noqa: F811
     assert not window.heatmap.plot.getAxis("left").isVisible()
     assert not window.heatmap.colorbar.isVisible()
-    assert not window.topk.getAxis("left").isVisible()
+    assert not window.topk.getAxis("left").isVisible() and not window.topk.getAxis("bottom").isVisible()
     assert not any(v.getAxis("bottom").isVisible() for v in window.masks.views())
     top = window.controls.mapTo(window, QtCore.QPoint(0, 0)).y()
     type_and_translate(qtbot, window)
