@@ -19,7 +19,7 @@ class PresentWindow(QtWidgets.QWidget):
     """One enlarged map of ``win`` (a MainWindow), fonts ``win.font_size + 10`` (at least 22 pt)."""
 
     def __init__(self, win) -> None:
-        super().__init__(None, QtCore.Qt.WindowType.Window)
+        super().__init__(win, QtCore.Qt.WindowType.Window)  # closes with the main window
         self.win = win
         self.setWindowTitle("Attention Studio — presentation")
         layout = QtWidgets.QVBoxLayout(self)
