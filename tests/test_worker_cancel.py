@@ -93,7 +93,8 @@ def test_a_newer_request_drops_the_waiting_and_the_running_ones(qtbot, app):
         gate.set()
     assert got.args[0] == second and events["translated"] == [second]
     assert fake.calls == [SENTENCES[1]] and first in events["cancelled"]
-    assert win.result.source.text == SENTENCES[1]
+    # the window handles the worker's signal in its own queued slot: wait for it, don't race it
+    qtbot.waitUntil(lambda: win.result is not None and win.result.source.text == SENTENCES[1], timeout=10000)
 
     win.inputs.text.setText("block: a long search")
     running = win.translate()
@@ -102,7 +103,8 @@ def test_a_newer_request_drops_the_waiting_and_the_running_ones(qtbot, app):
     with qtbot.waitSignal(win.worker.translated, timeout=30000) as got:
         newest = win.translate()
     assert got.args[0] == newest and fake.stopped == ["block: a long search"]
-    assert running in events["cancelled"] and win.result.source.text == SENTENCES[2]
+    assert running in events["cancelled"]
+    qtbot.waitUntil(lambda: win.result is not None and win.result.source.text == SENTENCES[2], timeout=10000)
 
 
 def test_closing_drops_waiting_requests_and_stops_the_running_one(qtbot, app):
