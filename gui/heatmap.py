@@ -250,7 +250,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
             r, c = divmod(idx, cols)
             masked = self.mask is not None and bool(self.mask[r, c])
             v = float(self.matrix[r, c])
-            item.setText("–" if masked else f"{v:.2f}"[1:] if 0 <= v < 1 else f"{v:.2f}")
+            item.setText("–" if masked else cell_text(v))
             bright = (v - lo) / (hi - lo) > 0.6 if hi > lo else False
             item.setColor("#111111" if bright or masked else "#f5f5f5")
             item.setPos(c + 0.5, r + 0.5)
@@ -289,3 +289,10 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def leaveEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         self.hovered.emit("")
         super().leaveEvent(ev)
+
+
+def cell_text(v: float) -> str:
+    """A weight as printed in its cell: two decimals, the leading 0 dropped (".25"); values that
+    round to 1.00 read "1.0", never ".00"."""
+    text = f"{v:.2f}"
+    return text[1:] if text.startswith("0.") else "1.0" if text == "1.00" else text

@@ -204,3 +204,9 @@ def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):  # noqa:
         p = hm.view.mapViewToScene(QtCore.QPointF(c + 0.5, r + 0.5))
         x, y = int(p.x() * scale), int(p.y() * scale)
         assert np.abs(a[y, x] - b[y, x]).max() <= 8, (r, c)
+
+
+def test_cell_text_never_prints_a_near_one_weight_as_zero():
+    from gui.heatmap import cell_text
+
+    assert [cell_text(v) for v in (0.0, 0.254, 0.994, 0.996, 1.0)] == [".00", ".25", ".99", "1.0", "1.0"]
