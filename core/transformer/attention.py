@@ -57,7 +57,14 @@ class MultiHeadAttention(nn.Module):
     With ``need_weights=False`` (training) it uses ``F.scaled_dot_product_attention``;
     with ``need_weights=True`` it computes the weights explicitly and returns them.
     Both paths give the same output (tested within 1e-5).
+
+    Head ablation (issue 13): :attr:`ablated_heads` (0-based head indices, default empty) zeroes
+    those heads' outputs ``head_i`` before the concatenation meets W^O, exactly as if W^O's rows
+    for head i were 0 (the bias stays). Their attention weights are still computed and returned.
+    Set it with :func:`core.transformer.ablation.ablated`; when empty it costs nothing.
     """
+
+    ablated_heads: tuple[int, ...] = ()  # class default: modules loaded or pickled earlier have it too
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -134,6 +141,8 @@ class MultiHeadAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
             if mask is not None:  # a fully masked row attends to nothing: 0, never NaN, on every kernel
                 out = out.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+        if self.ablated_heads:  # [B, H, T_q, d_head]: zero head i's output before W^O
+            out = out.index_fill(1, torch.tensor(self.ablated_heads, device=out.device), 0.0)
         b, _, t, _ = out.shape
         out = out.transpose(1, 2).reshape(b, t, self.n_heads * self.d_head)
         return self.w_o(out), weights
