@@ -22,9 +22,12 @@ def _translate(args) -> int:
 
     check_beam(args.beam)  # before the model loads: a bad option fails at once
     _check_experiment_options(args)
+    heads = _ablate_heads(args)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     if args.batch_with is not None:
         return _translate_batch(ckpt, args)
+    if heads:
+        return _translate_ablated(ckpt, args, heads)
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
     status = 0
     for text in texts:
@@ -48,6 +51,41 @@ def _translate(args) -> int:
             line = json.dumps({"source": text, "error": str(exc)}, ensure_ascii=False) if args.json else ""
         print(line, flush=True)
     return status
+
+
+def _ablate_heads(args) -> list[tuple[int, int]] | None:
+    """--ablate parsed (1-based layer:head pairs; range-checked once the model is loaded)."""
+    if args.ablate is None:
+        if args.ablate_kind is not None:
+            raise ValueError("--ablate-kind needs --ablate (the heads to ablate)")
+        return None
+    if args.batch_with is not None or args.text == "-":
+        raise ValueError("--ablate translates one sentence given as an argument (not '-', not with --batch-with)")
+    from core.inference.ablation import parse_heads
+
+    return parse_heads(args.ablate)
+
+
+def _translate_ablated(ckpt, args, heads) -> int:
+    """One sentence, unablated and ablated: stdout the ablated translation (or JSON with both)."""
+    from core.inference.ablation import translate_ablated
+
+    r = translate_ablated(ckpt, args.text, heads, args.ablate_kind or "enc", beam=args.beam, pad_to=args.pad_to,
+                          reference=args.reference, top_k=args.top_k, prefix=args.prefix,
+                          causal=not args.no_causal_mask)
+    if r.ablated.notice:
+        print(f"notice: {r.ablated.notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False), flush=True)
+        return 0
+    o, a = r.original, r.ablated
+    spec = ",".join(f"{la}:{h}" for la, h in heads)
+    print(f"unablated: {o.translation}  (log P {o.logprob:.4f} nats)", file=sys.stderr)
+    print(f"ablated {r.kind} {spec}: {a.translation}  (log P {a.logprob:.4f} nats, change "
+          f"{a.logprob - o.logprob:+.4f}; unablated output under ablation {r.original_output_logprob:.4f})",
+          file=sys.stderr)
+    print(a.translation, flush=True)
+    return 0
 
 
 def _check_experiment_options(args) -> None:
@@ -162,6 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --reference: run the teacher-forced pass without the causal mask")
     t.add_argument("--batch-with", default=None, metavar="TEXT",
                    help="translate a second sentence in the same padded batch (JSON: batch: [result, result])")
+    t.add_argument("--ablate", default=None, metavar="L:H,...",
+                   help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare "
+                        "with the unablated run")
+    t.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default=None,
+                   help="which attention --ablate means: encoder self (default), decoder self or cross")
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")
