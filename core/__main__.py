@@ -23,11 +23,14 @@ def _translate(args) -> int:
     check_beam(args.beam)  # before the model loads: a bad option fails at once
     _check_experiment_options(args)
     heads = _ablate_heads(args)
+    inside = _inside_spec(args)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     if args.batch_with is not None:
         return _translate_batch(ckpt, args)
     if heads:
         return _translate_ablated(ckpt, args, heads)
+    if inside:
+        return _translate_inside(ckpt, args, inside)
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
     status = 0
     for text in texts:
@@ -64,6 +67,35 @@ def _ablate_heads(args) -> list[tuple[int, int]] | None:
     from core.inference.ablation import parse_heads
 
     return parse_heads(args.ablate)
+
+
+def _inside_spec(args) -> tuple[int, int, int] | None:
+    """--inside L:H:Q parsed (1-based; range-checked once the model is loaded)."""
+    if args.inside is None:
+        if args.inside_kind is not None:
+            raise ValueError("--inside-kind needs --inside (layer:head:query)")
+        return None
+    if not args.json:
+        raise ValueError("--inside needs --json (it adds the 'inside' object to the JSON)")
+    if args.ablate is not None or args.batch_with is not None or args.text == "-" or args.reference is not None:
+        raise ValueError("--inside works on one sentence given as an argument, without --ablate, --batch-with "
+                         "or --reference")
+    parts = args.inside.split(":")
+    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"--inside {args.inside!r} is not layer:head:query (1-based), e.g. 2:3:4")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _translate_inside(ckpt, args, spec) -> int:
+    """One sentence's JSON plus ``inside``: q, k, scores, mask, weights and output of one head/query."""
+    from core.inference.inside import inside_step
+
+    step, r = inside_step(ckpt, args.text, args.inside_kind or "enc", *spec, beam=args.beam, pad_to=args.pad_to,
+                          top_k=args.top_k, prefix=args.prefix)
+    if r.notice:
+        print(f"notice: {r.notice}", file=sys.stderr)
+    print(json.dumps(r.to_json() | {"inside": step.to_json()}, ensure_ascii=False, allow_nan=False), flush=True)
+    return 0
 
 
 def _translate_ablated(ckpt, args, heads) -> int:
@@ -205,6 +237,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "with the unablated run")
     t.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default=None,
                    help="which attention --ablate means: encoder self (default), decoder self or cross")
+    t.add_argument("--inside", default=None, metavar="L:H:Q",
+                   help="with --json: the inside of one attention step (1-based layer:head:query): q, k, v, "
+                        "scores q·k/√d_k, mask, softmax weights (= the map's row) and the head's output")
+    t.add_argument("--inside-kind", choices=["enc", "dec", "cross"], default=None,
+                   help="which attention --inside means: encoder self (default), decoder self or cross")
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")

@@ -62,9 +62,16 @@ class MultiHeadAttention(nn.Module):
     those heads' outputs ``head_i`` before the concatenation meets W^O, exactly as if W^O's rows
     for head i were 0 (the bias stays). Their attention weights are still computed and returned.
     Set it with :func:`core.transformer.ablation.ablated`; when empty it costs nothing.
+
+    Recording (the inside of one attention step): while :attr:`record` is a list, every
+    :meth:`attend` call appends ``{"q", "k", "v", "mask", "weights", "heads"}`` (the projected
+    ``[B, H, T, d_head]`` tensors, the mask as given (True = masked) or None, the weights
+    ``[B, H, T_q, T_k]`` or None, and the head outputs ``[B, H, T_q, d_head]`` before W^O and
+    before any ablation). Default None: nothing is kept.
     """
 
     ablated_heads: tuple[int, ...] = ()  # class default: modules loaded or pickled earlier have it too
+    record: list | None = None
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -141,6 +148,8 @@ class MultiHeadAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=p)
             if mask is not None:  # a fully masked row attends to nothing: 0, never NaN, on every kernel
                 out = out.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+        if self.record is not None:
+            self.record.append({"q": q, "k": k, "v": v, "mask": mask, "weights": weights, "heads": out})
         if self.ablated_heads:  # [B, H, T_q, d_head]: zero head i's output before W^O
             out = out.index_fill(1, torch.tensor(self.ablated_heads, device=out.device), 0.0)
         b, _, t, _ = out.shape
