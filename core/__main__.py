@@ -22,15 +22,18 @@ def _translate(args) -> int:
 
     check_beam(args.beam)  # before the model loads: a bad option fails at once
     _check_experiment_options(args)
-    heads = _ablate_heads(args)
-    inside = _inside_spec(args)
+    from core import cli_heads
+
+    cli_heads.check_heads_options(args)
+    heads = cli_heads.ablate_heads(args)
+    inside = cli_heads.inside_spec(args)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     if args.batch_with is not None:
         return _translate_batch(ckpt, args)
     if heads:
-        return _translate_ablated(ckpt, args, heads)
+        return cli_heads.translate_ablated_cli(ckpt, args, heads)
     if inside:
-        return _translate_inside(ckpt, args, inside)
+        return cli_heads.translate_inside_cli(ckpt, args, inside)
     texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
     status = 0
     for text in texts:
@@ -40,7 +43,8 @@ def _translate(args) -> int:
         try:
             r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k,
                           prefix=args.prefix, causal=not args.no_causal_mask)
-            line = json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False) if args.json else r.translation
+            line = json.dumps(cli_heads.add_heads(r, args, r.to_json()), ensure_ascii=False, allow_nan=False) if args.json \
+                else cli_heads.add_heads(r, args, r.translation)
             if r.notice:
                 print(f"notice: {r.notice}", file=sys.stderr)
             if r.loss is not None and not args.json:
@@ -54,70 +58,6 @@ def _translate(args) -> int:
             line = json.dumps({"source": text, "error": str(exc)}, ensure_ascii=False) if args.json else ""
         print(line, flush=True)
     return status
-
-
-def _ablate_heads(args) -> list[tuple[int, int]] | None:
-    """--ablate parsed (1-based layer:head pairs; range-checked once the model is loaded)."""
-    if args.ablate is None:
-        if args.ablate_kind is not None:
-            raise ValueError("--ablate-kind needs --ablate (the heads to ablate)")
-        return None
-    if args.batch_with is not None or args.text == "-":
-        raise ValueError("--ablate translates one sentence given as an argument (not '-', not with --batch-with)")
-    from core.inference.ablation import parse_heads
-
-    return parse_heads(args.ablate)
-
-
-def _inside_spec(args) -> tuple[int, int, int] | None:
-    """--inside L:H:Q parsed (1-based; range-checked once the model is loaded)."""
-    if args.inside is None:
-        if args.inside_kind is not None:
-            raise ValueError("--inside-kind needs --inside (layer:head:query)")
-        return None
-    if not args.json:
-        raise ValueError("--inside needs --json (it adds the 'inside' object to the JSON)")
-    if args.ablate is not None or args.batch_with is not None or args.text == "-" or args.reference is not None:
-        raise ValueError("--inside works on one sentence given as an argument, without --ablate, --batch-with "
-                         "or --reference")
-    parts = args.inside.split(":")
-    if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
-        raise ValueError(f"--inside {args.inside!r} is not layer:head:query (1-based), e.g. 2:3:4")
-    return int(parts[0]), int(parts[1]), int(parts[2])
-
-
-def _translate_inside(ckpt, args, spec) -> int:
-    """One sentence's JSON plus ``inside``: q, k, scores, mask, weights and output of one head/query."""
-    from core.inference.inside import inside_step
-
-    step, r = inside_step(ckpt, args.text, args.inside_kind or "enc", *spec, beam=args.beam, pad_to=args.pad_to,
-                          top_k=args.top_k, prefix=args.prefix)
-    if r.notice:
-        print(f"notice: {r.notice}", file=sys.stderr)
-    print(json.dumps(r.to_json() | {"inside": step.to_json()}, ensure_ascii=False, allow_nan=False), flush=True)
-    return 0
-
-
-def _translate_ablated(ckpt, args, heads) -> int:
-    """One sentence, unablated and ablated: stdout the ablated translation (or JSON with both)."""
-    from core.inference.ablation import translate_ablated
-
-    r = translate_ablated(ckpt, args.text, heads, args.ablate_kind or "enc", beam=args.beam, pad_to=args.pad_to,
-                          reference=args.reference, top_k=args.top_k, prefix=args.prefix,
-                          causal=not args.no_causal_mask)
-    if r.ablated.notice:
-        print(f"notice: {r.ablated.notice}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(r.to_json(), ensure_ascii=False, allow_nan=False), flush=True)
-        return 0
-    o, a = r.original, r.ablated
-    spec = ",".join(f"{la}:{h}" for la, h in heads)
-    print(f"unablated: {o.translation}  (log P {o.logprob:.4f} nats)", file=sys.stderr)
-    print(f"ablated {r.kind} {spec}: {a.translation}  (log P {a.logprob:.4f} nats, change "
-          f"{a.logprob - o.logprob:+.4f}; unablated output under ablation {r.original_output_logprob:.4f})",
-          file=sys.stderr)
-    print(a.translation, flush=True)
-    return 0
 
 
 def _check_experiment_options(args) -> None:
@@ -232,16 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --reference: run the teacher-forced pass without the causal mask")
     t.add_argument("--batch-with", default=None, metavar="TEXT",
                    help="translate a second sentence in the same padded batch (JSON: batch: [result, result])")
-    t.add_argument("--ablate", default=None, metavar="L:H,...",
-                   help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare "
-                        "with the unablated run")
-    t.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default=None,
-                   help="which attention --ablate means: encoder self (default), decoder self or cross")
-    t.add_argument("--inside", default=None, metavar="L:H:Q",
-                   help="with --json: the inside of one attention step (1-based layer:head:query): q, k, v, "
-                        "scores q·k/√d_k, mask, softmax weights (= the map's row) and the head's output")
-    t.add_argument("--inside-kind", choices=["enc", "dec", "cross"], default=None,
-                   help="which attention --inside means: encoder self (default), decoder self or cross")
+    from core.cli_heads import add_arguments as add_heads_arguments
+
+    add_heads_arguments(t)
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")

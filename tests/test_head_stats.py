@@ -156,3 +156,32 @@ def test_real_maps_of_a_tiny_model(tiny_checkpoint):
             assert [r.prev for r in rows] == pytest.approx(prev.flatten().tolist(), abs=1e-5)
     assert all(r.next == 0 and not r.next_possible for r in head_table(m, "dec"))
     assert any(r.next > 0 for r in head_table(m, "enc"))
+
+
+def test_cli_heads_json_text_and_errors(tiny_checkpoint, capsys):
+    import json
+
+    from core.__main__ import main as cli
+
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    m = translate(ck, TEXT).maps
+    base = ["translate", TEXT, "--checkpoint", str(tiny_checkpoint)]
+    assert cli(base + ["--heads", "--heads-sort", "sink", "--heads-desc", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["derived"]
+    assert np.allclose(d["rollout"], np_rollout(m.encoder_self.numpy()), atol=2e-6)
+    assert np.allclose(d["mean_over_heads"]["cross"], m.cross.numpy().mean(1), atol=2e-6)
+    for kind in ("enc", "dec", "cross"):
+        sinks = [h["sink"] for h in d["heads"][kind]]
+        assert sinks == sorted(sinks, reverse=True) and len(sinks) == 8
+        want = {(h.layer, h.head): round(h.entropy, 6) for h in head_table(m, kind)}
+        assert {(h["layer"], h["head"]): h["entropy"] for h in d["heads"][kind]} == want
+    assert cli(base + ["--heads", "--heads-kind", "dec"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == translate(ck, TEXT).translation and out[1].startswith("kind") and len(out) == 2 + 8
+    assert all(line.startswith("dec") and "causal mask" in line for line in out[2:])
+    for args, msg in ((["--heads", "--heads-sort", "nope"], "unknown column"),
+                      (["--heads-desc"], "need --heads"),
+                      (["--heads", "--ablate", "1:1"], "cannot be combined")):
+        assert cli(base + args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and msg in err and "\n" not in err, err

@@ -200,6 +200,38 @@ def sort_heads(rows: list[HeadStats], key: str = "entropy", descending: bool = F
     return sorted(present, key=lambda r: getattr(r, key), reverse=descending) + missing
 
 
+def derived_json(maps: AttentionMaps, sort: str = "entropy", descending: bool = False) -> dict:
+    """The derived views as JSON: per kind the sorted head table, the mean over heads per layer
+    (``[L, T_q, T_k]``) and the encoder rollout ``[S, S]`` (weights rounded to 6 decimals).
+    Raises ValueError for an unknown sort column."""
+
+    def r(x: Tensor) -> list:
+        return torch.round(x.double(), decimals=6).tolist()
+
+    return {
+        "sort": sort, "descending": descending,
+        "heads": {k: [h.to_json() for h in sort_heads(head_table(maps, k), sort, descending)] for k in KINDS},
+        "mean_over_heads": {k: r(mean_over_heads(kind_masks(maps, k)[0])) for k in KINDS},
+        "rollout": r(rollout(maps.encoder_self)),
+        "thresholds": {"position": POSITION_THRESHOLD, "monotone": MONOTONE_THRESHOLD,
+                       "monotone_min_distinct": MONOTONE_MIN_DISTINCT, "broad": BROAD_THRESHOLD},
+    }
+
+
+def format_table(rows: list[HeadStats]) -> str:
+    """A plain-text table of heads (one line per head; '-' where a measure does not apply)."""
+
+    def f(x: float | None) -> str:
+        return "    -" if x is None else f"{x:5.2f}"
+
+    lines = ["kind  L  H  entropy  max   prev  same  next  sink  mono  label"]
+    for h in rows:
+        lines.append(f"{h.kind:<5} {h.layer:>2} {h.head:>2}  {h.entropy:6.3f} {h.max_entropy:5.2f}  "
+                     f"{f(h.prev)} {f(h.same)} {f(h.next)} {f(h.sink)} {f(h.monotone)}  {h.label}"
+                     + (f"  ({h.note})" if h.note else ""))
+    return "\n".join(lines)
+
+
 def _rows(visible: Tensor, query_valid: Tensor) -> Tensor:
     """[Q] bool: valid query rows that see at least one key."""
     return query_valid.bool() & visible.any(-1)
@@ -251,4 +283,5 @@ def _label(masses: dict[str, float], mono: float, distinct: int, n_rows: int, en
 
 
 __all__ = ["mean_over_heads", "rollout", "head_entropy", "head_table", "sort_heads", "HeadStats", "kind_masks",
+           "derived_json", "format_table",
            "is_sink_token", "KINDS", "POSITION_THRESHOLD", "MONOTONE_THRESHOLD", "BROAD_THRESHOLD"]
