@@ -290,7 +290,8 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
                         entry["valid_chrf"] = valid_chrf(model, src_tok, tgt_tok, chrf_sources, chrf_refs)
                         if entry["valid_chrf"] > meta.get("best_chrf", -1.0):
                             meta["best_chrf"], meta["best_step"] = entry["valid_chrf"], step
-                            card = model_card(opts, counts, valid_counts, {**meta, "step": step}, model)
+                            at_best = {**meta, "step": step, "wall_s": entry["wall_s"]}
+                            card = model_card(opts, counts, valid_counts, at_best, model)
                             save_checkpoint(out / "best", model, src_tok, tgt_tok, card)
                     meta["history"].append(entry)
                     log.info("step %d train %.3f valid_nll %.3f valid_chrf %s", step, last_loss, vl,
