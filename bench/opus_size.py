@@ -20,6 +20,8 @@ from pathlib import Path
 
 import torch
 
+from bench.run import median_time
+
 ROOT = Path(__file__).resolve().parent.parent
 VOCAB = 65001
 TEXT = "그는 매일 아침 공원에서 달린다."
@@ -70,17 +72,6 @@ def build_hf(folder: Path) -> None:
         model.final_logits_bias[0, 0] = -1e4  # never EOS: both engines decode the full length
     model.save_pretrained(folder)
 
-
-def _median(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
-
-
 def bench_opus_size(repeats: int = 3) -> dict:
     """``opus_*`` metrics (see NOTES in bench/run.py); {} with a printed reason when skipped."""
     try:
@@ -116,9 +107,9 @@ def bench_opus_size(repeats: int = 3) -> dict:
                 s.run()
 
             out["opus_tokens"] = n
-            out["opus_ms_per_token_ours_app"] = _median(app_path, repeats) / n * 1000
+            out["opus_ms_per_token_ours_app"] = median_time(app_path, repeats) / n * 1000
             plain = lambda: greedy_batch(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, [TEXT])  # noqa: E731
-            out["opus_ms_per_token_ours_plain"] = _median(plain, repeats) / n * 1000
+            out["opus_ms_per_token_ours_plain"] = median_time(plain, repeats) / n * 1000
         finally:
             torch.set_num_threads(threads)
         try:
@@ -137,7 +128,7 @@ def bench_opus_size(repeats: int = 3) -> dict:
         hyp = ct2()[0].hypotheses[0]
         out["opus_ct2_tokens"] = len(hyp)
         out["opus_ct2_same_output"] = hyp == [ck.tgt_tokenizer.pieces[i] for i in ours_ids]
-        out["opus_ms_per_token_ct2"] = _median(ct2, repeats) / len(hyp) * 1000
+        out["opus_ms_per_token_ct2"] = median_time(ct2, repeats) / len(hyp) * 1000
         out["opus_ours_app_vs_ct2_time"] = out["opus_ms_per_token_ours_app"] / out["opus_ms_per_token_ct2"]
         out["opus_ours_plain_vs_ct2_time"] = out["opus_ms_per_token_ours_plain"] / out["opus_ms_per_token_ct2"]
     return out
