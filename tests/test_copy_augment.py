@@ -1,0 +1,87 @@
+"""Copy augmentation (core/training/copy_augment.py): swapped strings keep their shape and
+appear on both sides, names keep their particles, excluded sentences never come out."""
+
+import random
+import re
+
+import pytest
+
+from core.training.copy_augment import augment_files, augment_pair, fix_particle, replacement, shared_strings
+
+
+@pytest.mark.parametrize("s, shape", [
+    ("2003", r"\d{3,5}"),
+    ("15,000", r"\d{2},\d{3}"),
+    ("3:30", r"\d:\d{2}"),
+    ("010-1234-5678", r"0\d{2}-\d{4}-\d{4}"),
+    ("36.5", r"\d{2}\.\d"),
+    ("minsu@example.com", r"[a-z]+\d+@[a-z]+\.[a-z]+"),
+    ("https://github.com", r"https://www\.[a-z]+\d?\.[a-z]+"),
+    ("report.pdf", r"[a-z]+\.[a-z]+"),
+    ("abc123", r"[a-z]+\d+"),
+])
+def test_replacement_keeps_the_shape(s, shape):
+    rng = random.Random(3)
+    outs = {replacement(s, rng) for _ in range(20)}
+    assert all(re.fullmatch(shape, o) for o in outs), outs
+    assert len(outs) > 1  # it does vary
+
+
+def test_latin_word_becomes_a_name_and_acronyms_stay_upper_case():
+    rng = random.Random(0)
+    assert replacement("Python", rng).isalpha()
+    assert replacement("TV", rng).isupper()
+    assert replacement("C++", rng) == "C++"  # a shape we do not vary
+
+
+def test_shared_strings_are_verbatim_on_both_sides():
+    assert shared_strings("나는 2003년에 TV를 샀다.", "I bought a TV in 2003.") == ["2003", "TV"]
+    assert shared_strings("세 시에 만나요.", "See you at three.") == []
+
+
+def test_augment_pair_swaps_the_same_string_on_both_sides():
+    rng = random.Random(1)
+    out = augment_pair("나는 2003년에 열세 살이었다.", "I was 13 in 2003.", rng, variants=3)
+    assert len(out) == 3
+    for ko, en in out:
+        year = re.search(r"(\d+)년", ko).group(1)
+        assert year != "2003"
+        assert en == f"I was 13 in {year}."  # only the shared string changed
+
+
+def test_name_swap_uses_one_latin_name_and_fixes_the_particle():
+    rng = random.Random(2)
+    out = augment_pair("톰은 메리를 좋아해.", "Tom likes Mary.", rng, variants=4)
+    assert out
+    for ko, en in out:
+        m = re.fullmatch(r"([A-Z][a-z]+) likes ([A-Z][a-z]+)\.", en)
+        assert m, en
+        a, b = m.groups()
+        assert ko.startswith(a) and b in ko
+        topic = ko[len(a)]
+        assert topic == ("는" if a[-1] in "aeiouyr" else "은"), ko
+
+
+def test_names_inside_korean_words_are_left_alone():
+    assert augment_pair("그는 존중받을 만하다.", "John deserves respect.", random.Random(0), 2) == []
+
+
+def test_fix_particle():
+    assert fix_particle("Anna은 Anna을 Anna과", "Anna") == "Anna는 Anna를 Anna와"
+    assert fix_particle("Tom는 Tom가", "Tom") == "Tom은 Tom이"
+
+
+def test_augment_files_excludes_and_writes_aligned_lines(tmp_path):
+    (tmp_path / "a.ko").write_text("나는 2003년에 태어났다.\n톰은 학생이다.\n고양이가 잔다.\n", encoding="utf-8")
+    (tmp_path / "a.en").write_text("I was born in 2003.\nTom is a student.\nThe cat sleeps.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    n = augment_files([tmp_path / "a"], out, variants=2, seed=5, exclude={"고양이가 잔다."})
+    ko = (tmp_path / "out.ko").read_text(encoding="utf-8").splitlines()
+    en = (tmp_path / "out.en").read_text(encoding="utf-8").splitlines()
+    assert n == len(ko) == len(en) == 4
+    assert not any("고양이" in k for k in ko)
+    for k, e in zip(ko, en):
+        shared = shared_strings(k, e)
+        assert shared and "2003" not in k and "톰" not in k
+    with pytest.raises(ValueError):
+        augment_pair("a", "a", random.Random(0), 0)
