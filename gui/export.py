@@ -9,6 +9,7 @@ import numpy as np
 import pyqtgraph.exporters as pgx
 
 from core.inference.translate import Translation
+from gui.derived import derived_arrays
 from gui.view_data import KINDS, masks_at, view_at
 
 WHAT = {"map": "the enlarged map", "grid": "the layer × head grid"}
@@ -53,11 +54,14 @@ def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[in
     return path, (size.width(), size.height())
 
 
-def export_npz(path: str | Path, result: Translation, k: int, kind: str, selected: tuple[int, int]) -> Path:
+def export_npz(path: str | Path, result: Translation, k: int, kind: str, selected: tuple[int, int],
+               extra: dict[str, np.ndarray] | None = None) -> Path:
     """Save what is on screen at step ``k``: every view's weights ``[L, H, rows, cols]``, the masks
     (bool, True = masked, as the model was given them), the tokens of both axes and the
     step/view/selection. ``selected`` is 1-based as in titles and the hover read-out:
-    (layer, head), or (mask number, 1) in the Masks view."""
+    (layer, head), or (mask number, 1) in the Masks view. The derived views are added
+    (``derived_*``: :func:`gui.derived.derived_arrays`, means, rollout, head tables), and
+    ``extra`` (the window's alignment lines: :meth:`gui.head_tools.HeadTools.npz_extra`)."""
     arrays: dict[str, np.ndarray] = {}
     for name in KINDS[:3]:
         v = view_at(result, k, name)
@@ -65,6 +69,8 @@ def export_npz(path: str | Path, result: Translation, k: int, kind: str, selecte
         arrays[f"{name}_mask"] = v.mask
     for name, m in masks_at(result, k).items():
         arrays[f"mask_{name}"] = m
+    arrays.update(derived_arrays(result, k))
+    arrays.update(extra or {})
     m = result.maps.truncated(k)
     path = Path(path)
     if path.suffix.lower() != ".npz":

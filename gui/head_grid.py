@@ -26,6 +26,12 @@ class Cell:
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
+DERIVED_RGB = "#8a4b00"  # titles of derived cells (gui/derived.py: "… (derived)"), never a head's colour
+
+
+def is_derived_title(title: str) -> bool:
+    """Derived cells (mean over heads, rollout) are titled "… (derived)" and come after the heads."""
+    return title.endswith("(derived)")
 
 
 class HeadGrid(pg.GraphicsLayoutWidget):
@@ -39,6 +45,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     A map with more keys or queries than its thumbnail has device pixels is **max-pooled**
     (:func:`gui.downsample.max_pool`): every pixel shows the largest weight it covers, so a
     one-hot column never disappears; a note under the grid says so (``note.text``).
+
+    Derived cells (titles ending "(derived)", after every head cell) start a row of their own
+    and always keep a title (brown), also in a compact grid.
     """
 
     clicked = QtCore.Signal(object)
@@ -50,6 +59,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.images: list[MatrixImage] = []
         self.views: list[pg.ViewBox] = []
         self.labels: list[pg.LabelItem] = []
+        self.cell_labels: list[pg.LabelItem | None] = []  # per cell; None in a compact grid's head cells
         self.keys: list[tuple] = []
         self.layout_shape: tuple = (0, 0, False)
         self.selected: tuple | None = None
@@ -70,29 +80,42 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.clear()
         self._label_text, self._ranged, self._framed = {}, {}, {}
         self.images, self.views, self.labels, self.headers = [], [], [], []
+        self.cell_labels = []
+        titles = titles or [""] * n
+        n_heads = sum(not is_derived_title(t) for t in titles)
+        head_rows = (n_heads + n_cols - 1) // n_cols
         self.compact = compact
         if compact:  # header row (heads) and header column (layers); cells shift by one row/column
             size = f"{self._label_pt()}pt"
             for c in range(n_cols):
                 self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
-            for r in range((n + n_cols - 1) // n_cols):
+            for r in range(head_rows):
                 self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0,
                                                   size=size))
             self.ci.layout.setColumnStretchFactor(0, 0)
         for i in range(n):
             r, c = divmod(i, n_cols)
-            if compact:
+            if compact and i < n_heads:
                 view = self.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False)
                 self._add_view(view)
+                self.cell_labels.append(None)
                 continue
-            label = self.addLabel("", row=2 * r, col=c, size="8pt")
-            view = self.addViewBox(row=2 * r + 1, col=c, lockAspect=False, enableMouse=False)
+            row0, col = 0, c
+            if i >= n_heads:  # derived cells: rows of their own below the heads
+                r, c = divmod(i - n_heads, n_cols)
+                row0, col = 2 * head_rows, c
+                if compact:
+                    row0, col = head_rows + 1, c + 1
+            label = self.addLabel("", row=row0 + 2 * r, col=col, size="8pt")
+            view = self.addViewBox(row=row0 + 2 * r + 1, col=col, lockAspect=False, enableMouse=False)
             self._add_view(view)
             self.labels.append(label)
-        n_rows = (n + n_cols - 1) // n_cols
-        self.note = self.addLabel("", row=(n_rows + 1) if compact else 2 * n_rows, col=0,
+            self.cell_labels.append(label)
+        n_derived = n - n_heads
+        below = ((head_rows + 1) if compact else 2 * head_rows) + 2 * ((n_derived + n_cols - 1) // n_cols)
+        self.note = self.addLabel("", row=below, col=0,
                                   colspan=n_cols + (1 if compact else 0), size=f"{self._label_pt()}pt")
-        self.layout_shape = (n, n_cols, compact)
+        self.layout_shape = (n, n_cols, compact, n_heads)
 
     def _add_view(self, view: pg.ViewBox) -> None:
         view.invertY(True)
@@ -126,14 +149,15 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     def set_cells(self, cells: list[Cell], n_cols: int) -> None:
         """Show ``cells`` in a grid of ``n_cols`` columns (heads across, layers down)."""
         titles = [c.title for c in cells]
-        compact = len(cells) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in titles)
-        if self.layout_shape != (len(cells), n_cols, compact):
+        heads = [t for t in titles if not is_derived_title(t)]
+        compact = len(heads) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in heads)
+        if self.layout_shape != (len(cells), n_cols, compact, len(heads)):
             self._build(len(cells), n_cols, compact, titles)
         self.keys = [c.key for c in cells]
         self.cells, self.n_cols = list(cells), n_cols
         self._targets = tuple(self._pixels(v) for v in self.views)
         overlay_cache: dict[tuple, np.ndarray] = {}
-        labels = self.labels if not self.compact else [None] * len(cells)
+        labels = self.cell_labels
         self.pooled = []
         most = (1, 1)
         for cell, im, view, label, (px_rows, px_cols) in zip(cells, self.images, self.views, labels, self._targets):
@@ -165,7 +189,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             text = (("▶ " if chosen else "") + cell.title, chosen, self._label_pt())
             text = (*text, int(view.width()))
             if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
-                label.setText(text[0], color="#c0392b" if chosen else "#333333", size=f"{text[2]}pt")
+                colour = "#c0392b" if chosen else DERIVED_RGB if is_derived_title(cell.title) else "#333333"
+                label.setText(text[0], color=colour, size=f"{text[2]}pt")
                 wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
                 self._label_text[id(label)] = text
         note = ("" if most == (1, 1) else
@@ -191,9 +216,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def _repool(self) -> None:
         """After a resize, redraw if a thumbnail's pixel size changed (pooling depends on it)."""
-        widths = [int(v.width()) for v in self.views]
+        titled = [(lab, int(v.width())) for lab, v in zip(self.cell_labels, self.views) if lab is not None]
         if self.cells and (tuple(self._pixels(v) for v in self.views) != self._targets
-                           or any(t[-1] != w for t, w in zip(self._label_text.values(), widths))):
+                           or any(self._label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)):
             self._ranged = {}
             self.set_cells(self.cells, self.n_cols)
 

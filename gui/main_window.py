@@ -14,6 +14,7 @@ from gui import display
 from gui.controls import InputPanel, StepControls
 from gui.fonts import apply_minimums, clamp_point, scrolling
 from gui.head_grid import Cell, HeadGrid
+from gui.head_tools import HeadTools
 from gui.heatmap import COLORMAPS, Heatmap
 from gui.live_controller import LiveController
 from gui.mask_panel import MASKED_RGB, OPEN_RGB, MaskPanel
@@ -54,6 +55,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.live = LiveController(self)
         self._left.addWidget(self.live.tabs, 2)
         self._outer.insertWidget(1, self.live.bar)
+        self.heads = HeadTools(self)  # derived grid cells, "Heads" table tab, alignment lines tab
         self.apply_font()
 
     result = property(lambda self: self.vm.result, doc="the Translation shown (None before the first)")
@@ -267,7 +269,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redraw()
 
     def _on_cell_clicked(self, key) -> None:
-        self.select(*key)
+        self.heads.cell_clicked(key)  # a head, or a derived cell (mean over heads, rollout)
 
     def redraw(self) -> None:
         r = self.result
@@ -286,6 +288,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.grid_caption.setText(MASKS_CAPTION if self.kind == "masks" else GRID_CAPTION)
         if self.kind == "masks":
             self._drawn = None
+            self.heads.clear()
             cells = mask_cells(r, k)
             i = min(self.selected[0], len(cells) - 1)
             self.grid.selected = self.selected = (i, 0)
@@ -300,18 +303,16 @@ class MainWindow(QtWidgets.QMainWindow):
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
         # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
         source = r.maps.encoder_self if self.kind == "encoder" else r.maps
-        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.selected, id(self.cmap))
+        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.selected, self.vm.derived, id(self.cmap))
         if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
             return
         self._drawn = drawn
         cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
                  for li in range(n_layers) for hi in range(n_heads)]
-        self.grid.set_cells(cells, n_heads)
         title = f"{KIND_TITLES[self.kind]} — layer {layer + 1}, head {head + 1}"
         if k == 0 and self.kind != "encoder":
             title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
-        self.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title,
-                                v.row_label, v.col_label)
+        self.heads.draw(v, cells, n_heads, layer, head, title)  # + derived cells; enlarges the chosen one
 
     # ---------- presenter comfort and export ----------
     def apply_font(self) -> None:

@@ -46,6 +46,7 @@ class ViewModel:
         self.step = 0
         self.kind = "cross"
         self.selected = (0, 0)
+        self.derived: tuple | None = None  # a derived cell enlarged instead: ("mean", layer) or ("rollout", 0)
         self.show_full = False
         self.version = 0
 
@@ -89,10 +90,20 @@ class ViewModel:
         self.kind = kind
         if kind == "masks":
             self.selected = (0, 0)
+        if kind == "masks" or (kind != "encoder" and self.derived and self.derived[0] == "rollout"):
+            self.derived = None  # the rollout exists for the encoder only
         self._changed()
 
     def select(self, layer: int, head: int) -> None:
         self.selected = (int(layer), int(head))
+        self.derived = None
+        self._changed()
+
+    def select_derived(self, key: tuple) -> None:
+        """Enlarge a derived cell (gui/derived.py): ("mean", layer) also selects that layer."""
+        self.derived = tuple(key)
+        if key[0] == "mean":
+            self.selected = (int(key[1]), self.selected[1])
         self._changed()
 
     def set_show_full(self, on: bool) -> None:

@@ -101,7 +101,7 @@ def test_heatmaps_equal_model_attention_while_stepping(qtbot, window, tiny_check
     assert not window.masks.decoder_self.mask.any()
     assert window.masks.decoder_self.present.tolist() == (~causal_mask(k)).tolist()
     assert window.masks.encoder.mask.tolist() == [[False] * s]
-    assert len(window.grid.images) == 2 * 4  # every layer × head
+    assert len(window.grid.images) == 2 * 4 + 2  # every layer × head, then one derived mean per layer
 
     window.set_view("encoder")
     np.testing.assert_allclose(window.heatmap.image.image, maps.encoder_self[1, 2].numpy(), atol=1e-6)

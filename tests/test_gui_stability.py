@@ -18,5 +18,5 @@ def test_many_redraws_do_not_crash(qtbot):
             win.controls.set_position(k)
         for k in range(40, -1, -1):
             win.controls.set_position(k)
-    assert len(win.grid.images) == 48
+    assert len(win.grid.images) == 48 + 6 + 1  # the heads, a derived mean per layer, the encoder rollout
     win.close()

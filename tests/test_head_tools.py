@@ -1,0 +1,233 @@
+"""Head tools in the app (issue 13, summaries): derived grid cells (mean over heads, rollout),
+the sortable head table, the alignment lines and the derived views in the .npz export, each
+checked against an independent numpy computation from the exported tensors."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from PySide6 import QtCore
+
+from core.inference import head_stats
+from core.inference.checkpoint import load_checkpoint
+from core.inference.maps import AttentionMaps
+from core.inference.translate import translate
+from gui.app import register_fonts
+from gui.export import export_npz
+from gui.main_window import MainWindow
+from tests.test_gui import do, type_and_translate
+
+TEXT = "집에 누군가 있어?"
+
+
+# ---------- independent numpy versions ----------
+def np_rollout(enc: np.ndarray) -> np.ndarray:
+    s = enc.shape[-1]
+    out = np.eye(s)
+    for layer in enc.astype(np.float64):
+        a = layer.mean(0) + np.eye(s)
+        out = (a / a.sum(-1, keepdims=True)) @ out
+    return out
+
+
+def np_entropy(w: np.ndarray, visible: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    rows = np.nonzero(valid & visible.any(-1))[0]
+    out = np.zeros(w.shape[:2])
+    for li in range(w.shape[0]):
+        for hi in range(w.shape[1]):
+            es = []
+            for i in rows:
+                p = w[li, hi, i][visible[i]].astype(np.float64)
+                p = p[p > 0]
+                es.append(-(p * np.log(p)).sum())
+            out[li, hi] = np.mean(es) if es else 0.0
+    return out
+
+
+def np_labels(w: np.ndarray, visible: np.ndarray, valid: np.ndarray, sink_cols: np.ndarray) -> list[str]:
+    """The documented rule (README / head_stats thresholds), written again with plain numpy."""
+    rows = np.nonzero(valid & visible.any(-1))[0]
+    w = w.astype(np.float64) * visible
+    max_ent = np.mean([np.log(visible[i].sum()) for i in rows])
+    ent = np_entropy(w, visible, valid)
+    out = []
+    for li in range(w.shape[0]):
+        for hi in range(w.shape[1]):
+            m = w[li, hi]
+            masses = {n: np.mean([m[i, i + d] if 0 <= i + d < m.shape[1] else 0.0 for i in rows])
+                      for n, d in (("previous", -1), ("same", 0), ("next", 1))}
+            masses["sink"] = np.mean([m[i, sink_cols].sum() for i in rows])
+            best = max(masses, key=masses.get)
+            am = np.array([int(np.argmax(m[i])) for i in rows])
+            share = np.mean(am[1:] >= am[:-1])
+            if masses[best] >= head_stats.POSITION_THRESHOLD:
+                out.append(best)
+            elif share >= head_stats.MONOTONE_THRESHOLD and len(set(am)) >= max(
+                    head_stats.MONOTONE_MIN_DISTINCT, math.ceil(len(rows) / 2)):
+                out.append("monotone")
+            elif ent[li, hi] >= head_stats.BROAD_THRESHOLD * max_ent:
+                out.append("broad")
+            else:
+                out.append("mixed")
+    return out
+
+
+# ---------- the window ----------
+@pytest.fixture
+def window(qtbot, tiny_checkpoint):
+    win = MainWindow(font_family=register_fonts())
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
+        win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    yield win
+    win.close()
+
+
+def click_cell(qtbot, win, key):
+    """A real mouse click in the middle of the grid cell ``key``."""
+    view = win.grid.views[win.grid.keys.index(key)]
+    pos = win.grid.mapFromScene(view.sceneBoundingRect().center())
+    qtbot.mouseClick(win.grid.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_derived_cells_are_labelled_and_open_like_heads(qtbot, window):
+    result = type_and_translate(qtbot, window)
+    maps = result.maps
+    window.set_view("encoder")
+    titles = [c.title for c in window.grid.cells]
+    assert titles[-3:] == ["L1 mean (derived)", "L2 mean (derived)", "rollout (derived)"]
+    assert titles[:8] == [f"L{li} H{hi}" for li in (1, 2) for hi in (1, 2, 3, 4)]  # heads unchanged, first
+    enc = maps.encoder_self.numpy()
+    np.testing.assert_allclose(window.grid.images[8].image.image, enc[0].mean(0), atol=1e-6)
+    click_cell(qtbot, window, ("mean", 1))
+    assert window.vm.derived == ("mean", 1)
+    np.testing.assert_allclose(window.heatmap.image.image, enc[1].mean(0), atol=1e-6)
+    assert "mean over heads (derived)" in window.heatmap.plot.titleLabel.text
+    assert window.heatmap.describe(0, 1).endswith(f"{enc[1].mean(0)[0, 1]:.4f}")  # hover read-out
+    click_cell(qtbot, window, ("rollout", 0))
+    np.testing.assert_allclose(window.heatmap.image.image, np_rollout(enc), atol=1e-5)
+    assert "rollout" in window.heatmap.plot.titleLabel.text and "(derived)" in window.heatmap.plot.titleLabel.text
+    window.set_view("cross")  # no rollout outside the encoder: back to the selected head
+    assert window.vm.derived is None and [c.title for c in window.grid.cells][-1] == "L2 mean (derived)"
+    k = window.vm.step
+    np.testing.assert_allclose(window.heatmap.image.image, maps.cross[1, window.selected[1], :k].numpy(), atol=1e-6)
+    click_cell(qtbot, window, (0, 2))  # a head again
+    assert window.vm.derived is None and window.selected == (0, 2)
+
+
+def test_head_table_sorts_and_opens_a_head(qtbot, window):
+    result = type_and_translate(qtbot, window)
+    window.set_view("encoder")
+    window.live.tabs.setCurrentWidget(window.heads.table_panel)
+    table = window.heads.table
+    assert table.rowCount() == 2 * 4
+    col = table.HEADERS.index("entropy (nats)")
+    header = table.horizontalHeader()
+    for _ in range(2):  # a header click sorts by entropy; a second click reverses the order
+        before = header.sortIndicatorOrder()
+        qtbot.mouseClick(header.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                         pos=QtCore.QPoint(header.sectionViewportPosition(col) + 5, header.height() // 2))
+        assert header.sortIndicatorSection() == col and header.sortIndicatorOrder() != before
+        ent = table.column("entropy (nats)")
+        assert ent == sorted(ent, reverse=header.sortIndicatorOrder() == QtCore.Qt.SortOrder.DescendingOrder)
+    assert len(set(ent)) > 1
+    s = result.maps.src_key_padding_mask.numpy()
+    expected = np_entropy(result.maps.encoder_self.numpy(), ~np.broadcast_to(s, (len(s), len(s))), ~s)
+    for i in range(table.rowCount()):
+        layer, head = table.head_at(i)
+        assert ent[i] == pytest.approx(expected[layer, head], abs=1e-5)
+    row = 5
+    rect = table.visualItemRect(table.item(row, col))
+    qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
+    layer, head = table.head_at(row)
+    assert window.selected == (layer, head) and window.vm.derived is None
+    np.testing.assert_allclose(window.heatmap.image.image, result.maps.encoder_self[layer, head].numpy(), atol=1e-6)
+    assert table.selectionModel().isRowSelected(row, QtCore.QModelIndex())
+    window.set_view("decoder")  # the table follows the view; the causal mask makes "next" impossible
+    assert table.rowCount() == 2 * 4
+    nxt = table.HEADERS.index("next")
+    assert {table.item(i, nxt).text() for i in range(8)} == {"impossible (causal mask)"}
+    assert "causal mask" in window.heads.table_panel.caption.text()
+
+
+def test_alignment_line_alphas_are_the_weights(qtbot, window):
+    window.inputs.pad_to.setValue(12)  # padding keys and queries: no lines
+    result = type_and_translate(qtbot, window)
+    window.heads.map_tabs.setCurrentWidget(window.heads.align)
+    lines = window.heads.lines
+    window.set_view("cross")
+    window.select(1, 3)
+    k = window.vm.step
+    w = result.maps.cross[1, 3, :k].numpy()
+    pad = result.maps.src_key_padding_mask.numpy()
+    assert pad.any()
+    lines.repaint()
+    drawn = {(r, c): a for r, c, a in lines.painted}
+    expected = {(r, c): w[r, c] for r in range(k) for c in range(w.shape[1]) if not pad[c] and w[r, c] > 0}
+    assert drawn.keys() == expected.keys()  # every visible key, no pad key
+    for rc, a in drawn.items():
+        assert a == pytest.approx(expected[rc], abs=1 / 65535)  # QColor keeps alpha in 16 bits
+    lines.set_focus(1)  # one query row: its lines only, alphas = the heatmap's row
+    lines.repaint()
+    assert [c for r, c, _ in lines.painted] == [c for c in range(w.shape[1]) if not pad[c] and w[1, c] > 0]
+    np.testing.assert_allclose([a for *_, a in lines.painted], window.heatmap.image.image[1][~pad], atol=1 / 65535)
+    lines.set_focus(None)
+    window.heads.align.mean.setChecked(True)  # the layer mean instead of the head
+    np.testing.assert_allclose(lines.matrix, result.maps.cross[1, :, :k].numpy().mean(0), atol=1e-6)
+    window.set_view("encoder")
+    lines.repaint()
+    assert all(not pad[r] and not pad[c] for r, c, _ in lines.painted) and lines.painted
+    assert lines.row_label == "source query" and lines.col_label == "source key"
+
+
+def test_npz_derived_views_equal_numpy(qtbot, window, tmp_path):
+    window.inputs.pad_to.setValue(12)
+    result = type_and_translate(qtbot, window)
+    do(qtbot, window, lambda: window.controls.set_position(3))
+    window.set_view("decoder")
+    window.select(1, 2)
+    window.heads.align.mean.setChecked(True)
+    k = window.vm.step
+    data = np.load(export_npz(tmp_path / "d.npz", result, k, window.kind, window.selected, window.heads.npz_extra()))
+    for kind in ("encoder", "decoder", "cross"):
+        np.testing.assert_allclose(data[f"derived_mean_{kind}"], data[f"{kind}_weights"].mean(1), atol=1e-6)
+    np.testing.assert_allclose(data["derived_rollout"], np_rollout(data["encoder_weights"]), atol=1e-5)
+    src_pad, tgt_pad = data["mask_src_key_padding"], data["mask_tgt_key_padding"]
+    for kind, valid in (("encoder", ~src_pad), ("decoder", ~tgt_pad), ("cross", ~tgt_pad)):
+        ent = np_entropy(data[f"{kind}_weights"], ~data[f"{kind}_mask"], valid)
+        got = data[f"derived_heads_{kind}_entropy"]
+        order = list(zip(data[f"derived_heads_{kind}_layer"] - 1, data[f"derived_heads_{kind}_head"] - 1))
+        np.testing.assert_allclose(got, [ent[li, hi] for li, hi in order], atol=1e-5)
+    assert (data["derived_heads_decoder_next"] == 0).all() and not data["derived_heads_decoder_next_possible"].any()
+    assert np.isnan(data["derived_heads_cross_prev"]).all()  # no position pattern across two sequences
+    np.testing.assert_allclose(data["derived_align_weights"], data["decoder_weights"][1].mean(0), atol=1e-6)
+    assert str(data["derived_align_what"]) == "mean layer 2" and str(data["derived_align_kind"]) == "decoder"
+
+
+def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    result = translate(ck, "나는 학생입니다.")
+    s = len(result.maps.src_tokens)
+    tokens = [f"▁t{i}" for i in range(s - 2)] + [".", "[EOS]"]  # two sink keys at the end
+    eye = np.eye(s)
+    heads = [np.roll(eye, -1, 1) * (np.arange(s) > 0)[:, None] + np.eye(s)[0] * (np.arange(s) == 0)[:, None],
+             eye, np.roll(eye, 1, 1), np.tile(np.eye(s)[-1], (s, 1)),
+             0.3 * eye + 0.7 / s * np.ones((s, s)), np.ones((s, s)) / s]
+    enc = torch.tensor(np.stack(heads)[None], dtype=torch.float32)  # [1, 6, S, S]
+    enc = enc / enc.sum(-1, keepdim=True)
+    m = result.maps
+    maps = AttentionMaps(enc, m.decoder_self, m.cross, m.src_key_padding_mask, m.tgt_key_padding_mask, m.causal_mask,
+                         tokens, list(m.tgt_tokens), m.applied)
+    fake = dataclasses.replace(result, maps=maps)
+    data = np.load(export_npz(tmp_path / "c.npz", fake, len(result.steps), "encoder", (0, 0)))
+    w, mask, src = data["encoder_weights"], data["encoder_mask"], list(data["src_tokens"])
+    sink = np.array([t == "[EOS]" or t.lstrip("▁") in (".", "?", "!", ",") for t in src])
+    expected = np_labels(w, ~mask, ~data["mask_src_key_padding"], sink)
+    assert list(data["derived_heads_encoder_label"]) == expected
+    assert expected[:4] == ["previous", "same", "next", "sink"] and "broad" in expected  # the case covers them
