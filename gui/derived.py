@@ -26,10 +26,9 @@ DERIVED = "(derived)"
 #: head_stats labels as the table shows them
 LABEL_TEXT = {"previous": "previous token", "same": "same position", "next": "next token",
               "sink": "sink ([EOS] / punct.)", "monotone": "monotone (diagonal)", "broad": "broad", "mixed": "mixed"}
-#: the table's numeric columns: (HeadStats field, header)
-COLUMNS = (("layer", "L"), ("head", "H"), ("entropy", "entropy (nats)"), ("max_entropy", "max ln(keys)"),
-           ("prev", "prev"), ("same", "same"), ("next", "next"), ("sink", "sink"), ("monotone", "mono"))
-NEXT_IMPOSSIBLE = "impossible (causal mask)"
+#: the numeric HeadStats fields exported per head (max_entropy is one value per kind)
+COLUMNS = ("layer", "head", "entropy", "max_entropy", "prev", "same", "next", "sink", "monotone")
+NEXT_IMPOSSIBLE = "impossible"
 
 
 @dataclass
@@ -99,7 +98,7 @@ def table_arrays(rows: list[head_stats.HeadStats], prefix: str) -> dict[str, np.
     (NaN where a measure does not apply, e.g. prev/same/next in cross-attention), ``label``,
     ``next_possible`` and ``note``."""
     out: dict[str, np.ndarray] = {}
-    for field, _ in COLUMNS:
+    for field in COLUMNS:
         vals = [getattr(h, field) for h in rows]
         if field in ("layer", "head"):
             out[prefix + field] = np.array(vals, dtype=np.int64)

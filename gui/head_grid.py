@@ -100,22 +100,26 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 self._add_view(view)
                 self.cell_labels.append(None)
                 continue
-            row0, col = 0, c
-            if i >= n_heads:  # derived cells: rows of their own below the heads
-                r, c = divmod(i - n_heads, n_cols)
-                row0, col = 2 * head_rows, c
-                if compact:
-                    row0, col = head_rows + 1, c + 1
-            label = self.addLabel("", row=row0 + 2 * r, col=col, size="8pt")
-            view = self.addViewBox(row=row0 + 2 * r + 1, col=col, lockAspect=False, enableMouse=False)
+            row0, col, span = 0, c, 1
+            if i >= n_heads:  # derived cells: rows of their own below the heads (compact: two columns wide)
+                span = self._derived_span(n_cols, compact)
+                r, c = divmod(i - n_heads, n_cols // span)
+                row0, col = (head_rows + 1, 1 + c * span) if compact else (2 * head_rows, c)
+            label = self.addLabel("", row=row0 + 2 * r, col=col, colspan=span, size="8pt")
+            view = self.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False)
             self._add_view(view)
             self.labels.append(label)
             self.cell_labels.append(label)
-        n_derived = n - n_heads
-        below = ((head_rows + 1) if compact else 2 * head_rows) + 2 * ((n_derived + n_cols - 1) // n_cols)
+        per_row = n_cols // self._derived_span(n_cols, compact)
+        below = ((head_rows + 1) if compact else 2 * head_rows) + 2 * ((n - n_heads + per_row - 1) // per_row)
         self.note = self.addLabel("", row=below, col=0,
                                   colspan=n_cols + (1 if compact else 0), size=f"{self._label_pt()}pt")
         self.layout_shape = (n, n_cols, compact, n_heads)
+
+    @staticmethod
+    def _derived_span(n_cols: int, compact: bool) -> int:
+        """Columns a derived cell spans: 2 in a compact grid of ≥ 4 columns (room for its title)."""
+        return 2 if compact and n_cols >= 4 else 1
 
     def _add_view(self, view: pg.ViewBox) -> None:
         view.invertY(True)

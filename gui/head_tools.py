@@ -50,7 +50,10 @@ class HeadTable(QtWidgets.QTableWidget):
     """Every head of one view kind (``setSortingEnabled``). ``head_chosen(layer, head)``: 0-based."""
 
     head_chosen = QtCore.Signal(int, int)
-    HEADERS = [h for _, h in dv.COLUMNS] + ["label", "note"]
+    #: (header, HeadStats field); "label" shows gui.derived.LABEL_TEXT
+    COLUMNS = (("L", "layer"), ("H", "head"), ("label", "label"), ("entropy (nats)", "entropy"), ("prev", "prev"),
+               ("same", "same"), ("next", "next"), ("sink", "sink"), ("mono", "monotone"))
+    HEADERS = [h for h, _ in COLUMNS]
 
     def __init__(self, parent=None) -> None:
         super().__init__(0, len(self.HEADERS), parent)
@@ -70,19 +73,24 @@ class HeadTable(QtWidgets.QTableWidget):
         self.setRowCount(len(rows))
         for i, h in enumerate(rows):
             items = []
-            for field, _ in dv.COLUMNS:
+            for _, field in self.COLUMNS:
                 value = getattr(h, field)
                 if field in ("layer", "head"):
                     items.append(_Item(str(value), int(value)))
+                elif field == "label":
+                    items.append(_Item(dv.label_text(h), dv.label_text(h)))
                 elif field == "next" and not h.next_possible and h.kind == "dec":
-                    items.append(_Item(dv.NEXT_IMPOSSIBLE, 0.0))
+                    items.append(_Item(dv.NEXT_IMPOSSIBLE, 0.0))  # exactly 0: the query may not see it
+                    items[-1].setToolTip("the causal mask hides the next token (weight exactly 0)")
                 else:
                     items.append(_Item(*_num(value)))
-            items += [_Item(dv.label_text(h), dv.label_text(h)), _Item(h.note, h.note)]
             items[0].setData(HEAD_ROLE, (h.layer - 1, h.head - 1))
             for j, item in enumerate(items):
                 self.setItem(i, j, item)
         self.setSortingEnabled(True)  # re-sorts by the chosen column
+        positional = bool(rows) and rows[0].prev is not None  # cross-attention has no prev/same/next
+        for name in ("prev", "same", "next"):
+            self.setColumnHidden(self.HEADERS.index(name), not positional)
         self.resizeColumnsToContents()
         self.mark(selected)
 
@@ -208,8 +216,9 @@ class HeadTools(QtCore.QObject):
         self.table.set_rows(rows, None if chosen is not None else (layer, head))
         note = " The next token is impossible here: the causal mask hides it." if v.kind == "decoder" and rows and \
             not rows[0].next_possible else ""
+        most = f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)." if rows else ""
         self.table_panel.caption.setText(f"<b>{KIND_TITLES[v.kind]}</b> at step {self.vm.step}: "
-                                         f"{len(rows)} heads.{note}")
+                                         f"{len(rows)} heads.{most}{note}")
         self._done["table"] = True
 
     def alignment_map(self) -> dv.DerivedMap | None:

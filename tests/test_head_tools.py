@@ -152,7 +152,7 @@ def test_head_table_sorts_and_opens_a_head(qtbot, window):
     window.set_view("decoder")  # the table follows the view; the causal mask makes "next" impossible
     assert table.rowCount() == 2 * 4
     nxt = table.HEADERS.index("next")
-    assert {table.item(i, nxt).text() for i in range(8)} == {"impossible (causal mask)"}
+    assert {table.item(i, nxt).text() for i in range(8)} == {"impossible"} and not table.isColumnHidden(nxt)
     assert "causal mask" in window.heads.table_panel.caption.text()
 
 
@@ -231,3 +231,31 @@ def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
     expected = np_labels(w, ~mask, ~data["mask_src_key_padding"], sink)
     assert list(data["derived_heads_encoder_label"]) == expected
     assert expected[:4] == ["previous", "same", "next", "sink"] and "broad" in expected  # the case covers them
+
+
+def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
+    import pyqtgraph as pg
+
+    from gui.head_grid import Cell, HeadGrid
+
+    rng = np.random.default_rng(0)
+    heads = [Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
+             for li in range(6) for hi in range(8)]
+    extra = [Cell(f"L{li + 1} mean (derived)", rng.random((5, 7)).astype(np.float32), None, ("mean", li))
+             for li in range(6)] + [Cell("rollout (derived)", rng.random((5, 5)).astype(np.float32), None, ("rollout", 0))]
+    grid = HeadGrid(pg.colormap.get("viridis"))
+    qtbot.addWidget(grid)
+    grid.resize(600, 700)
+    grid.selected = ("mean", 2)
+    grid.set_cells(heads + extra, 8)
+    grid.show()
+    assert grid.compact and len(grid.images) == 48 + 7
+    assert [h.text for h in grid.headers] == [f"H{i}" for i in range(1, 9)] + [f"L{i}" for i in range(1, 7)]
+    assert grid.cell_labels[:48] == [None] * 48  # heads: headers only
+    texts = [lab.text for lab in grid.cell_labels[48:]]
+    assert texts[2] == "▶ L3 mean (derived)" and texts[-1] == "rollout (derived)"
+    assert all("(derived)" in t for t in texts)
+    for cell, im in zip(heads + extra, grid.images):
+        np.testing.assert_array_equal(im.image.image, cell.matrix)
+    below = [grid.views[48 + i].sceneBoundingRect() for i in range(7)]
+    assert min(r.top() for r in below) > max(v.sceneBoundingRect().bottom() for v in grid.views[:48])
