@@ -18,6 +18,7 @@ from gui.head_tools import HeadTools
 from gui.heatmap import COLORMAPS, Heatmap
 from gui.live_controller import LiveController
 from gui.mask_panel import MASKED_RGB, OPEN_RGB, MaskPanel
+from gui.positional_panel import install as install_inside_tabs
 from gui.topk_panel import TopKPanel
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
 from gui.view_model import ViewModel
@@ -55,6 +56,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.live = LiveController(self)
         self._left.addWidget(self.live.tabs, 2)
         self._outer.insertWidget(1, self.live.bar)
+        install_inside_tabs(self)  # issue 13: inside one attention step, positional encodings
         self.heads = HeadTools(self)  # derived grid cells, "Heads" table tab, alignment lines tab
         self.apply_font()
 

@@ -10,6 +10,7 @@ for queued work.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass
@@ -20,6 +21,13 @@ from core.errors import StudioError
 from core.inference.checkpoint import Checkpoint, load_checkpoint
 from core.inference.live import LiveDecoder
 from gui.live_commands import run_command, start
+
+_TAGS = itertools.count(1)
+
+
+def new_tag() -> int:
+    """A tag for :meth:`ModelWorker.compute` no other caller has (thread-safe enough: GUI thread)."""
+    return next(_TAGS)
 
 
 class Cancelled(Exception):
@@ -54,6 +62,7 @@ class ModelWorker(QtCore.QObject):
         failed(int, str): request id, one-line reason.
         cancelled(int): request id; also sent for a waiting request dropped before it ran.
         busy(bool): work started/finished.
+        computed(int, object) / compute_failed(int, str): the answer to :meth:`compute`.
     """
 
     loaded = QtCore.Signal(object)
@@ -63,6 +72,8 @@ class ModelWorker(QtCore.QObject):
     failed = QtCore.Signal(int, str)
     cancelled = QtCore.Signal(int)
     busy = QtCore.Signal(bool)
+    computed = QtCore.Signal(int, object)  # compute(tag, fn): tag, fn(checkpoint)
+    compute_failed = QtCore.Signal(int, str)  # tag, one-line reason
 
     def __init__(self) -> None:
         super().__init__()
@@ -123,6 +134,25 @@ class ModelWorker(QtCore.QObject):
             self.cancelled.emit(request_id)
             return
         self._run(request_id, lambda stop: run_command(self.live, name, arg, stop))
+
+    @QtCore.Slot(int, object)
+    def compute(self, tag: int, fn) -> None:
+        """Run ``fn(checkpoint)`` here, one model user at a time (never beside a translation), and
+        answer ``computed(tag, value)`` or ``compute_failed(tag, reason)`` (e.g. the inside of one
+        attention step, :mod:`gui.inside_panel`)."""
+        if self._closing.is_set():
+            return
+        if self.checkpoint is None:
+            self.compute_failed.emit(tag, "no model loaded")
+            return
+        try:
+            value = fn(self.checkpoint)
+        except (StudioError, ValueError) as exc:
+            self.compute_failed.emit(tag, str(exc))
+        except Exception as exc:  # noqa: BLE001 - report, keep the app alive
+            self.compute_failed.emit(tag, f"unexpected error: {type(exc).__name__}: {exc}")
+        else:
+            self.computed.emit(tag, value)
 
     def _start(self, req: TranslateRequest, should_stop):
         self.live, state = start(self.checkpoint, req, should_stop)

@@ -63,6 +63,18 @@ class InsideStep:
         }
 
 
+def _check_head(ckpt: Checkpoint, kind: str, layer: int, head: int) -> None:
+    """Raise InputError unless kind is enc/dec/cross and layer/head (1-based) exist in the model."""
+    if kind not in KINDS:
+        raise InputError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
+    c = ckpt.model.config
+    n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers
+    if not 1 <= layer <= n_layers:
+        raise InputError(f"--inside layer {layer} out of range 1..{n_layers} ({kind})")
+    if not 1 <= head <= c.n_heads:
+        raise InputError(f"--inside head {head} out of range 1..{c.n_heads}")
+
+
 def inside_step(ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, query: int,
                 **options) -> tuple[InsideStep, Translation]:
     """Translate ``text`` (greedy or beam; ``options`` as for :func:`translate`, no reference),
@@ -74,27 +86,41 @@ def inside_step(ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, q
         InputError: unknown kind, layer/head/query out of range, a reference given, or the
             recorded row differing from the map's row (an internal error).
     """
-    if kind not in KINDS:
-        raise InputError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
+    _check_head(ckpt, kind, layer, head)
     if options.get("reference") is not None:
         raise InputError("--inside works on decoded output, not on a teacher-forced reference")
-    c = ckpt.model.config
-    n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers
-    if not 1 <= layer <= n_layers:
-        raise InputError(f"--inside layer {layer} out of range 1..{n_layers} ({kind})")
-    if not 1 <= head <= c.n_heads:
-        raise InputError(f"--inside head {head} out of range 1..{c.n_heads}")
     result = translate(ckpt, text, **options)
+    return inside_of_result(ckpt, result, kind, layer, head, query), result
+
+
+def inside_of_result(ckpt: Checkpoint, result: Translation, kind: str, layer: int, head: int,
+                     query: int) -> InsideStep:
+    """The inside of one step of a result already decoded (greedy or beam, forced tokens
+    included, e.g. the app's live session at its current step): its output tokens
+    ``result.steps[:query]`` are replayed on a fresh KV-cache session of ``result.source`` (same
+    padding) while recording; the weights are checked **equal** to ``result.maps``' row.
+    kind enc/dec/cross; layer, head, query 1-based (query ≤ the queries in ``result.maps``).
+
+    Raises:
+        InputError: a teacher-forced result, unknown kind, layer/head/query out of range, or the
+            recorded row differing from the map's row (e.g. a padded-batch result).
+    """
+    _check_head(ckpt, kind, layer, head)
+    if result.mode not in ("greedy", "beam"):
+        raise InputError(f"the inside view works on decoded output (greedy or beam), not on {result.mode} results")
     maps = result.maps
     full = {"enc": maps.encoder_self, "dec": maps.decoder_self, "cross": maps.cross}[kind]
     if not 1 <= query <= full.shape[-2]:
         raise InputError(f"--inside query {query} out of range 1..{full.shape[-2]} ({kind} has {full.shape[-2]} queries)")
+    if kind != "enc" and query > len(result.steps):
+        raise InputError(f"query {query} is past the {len(result.steps)} decoded steps (a padded batch row?)")
     t0 = query - 1
+    src = result.source
+    pad_to = len(src.ids) if len(src.ids) > src.n_real else None
     mha = attention_module(ckpt.model, kind, layer - 1)
     mha.record = []
     try:
-        s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text,
-                          pad_to=options.get("pad_to"), top_k=options.get("top_k", 5))
+        s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, src.text, pad_to=pad_to)
         if kind != "enc":
             for st in result.steps[:query]:
                 s.step(force=st.token_id)
@@ -115,9 +141,8 @@ def inside_step(ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, q
         raise InputError("internal error: the recorded attention row differs from the map's row")
     keys = maps.src_tokens if kind != "dec" else maps.tgt_tokens
     queries = maps.src_tokens if kind == "enc" else maps.tgt_tokens
-    step = InsideStep(kind, layer, head, query, queries[t0], list(keys[: k.shape[0]]), q, k, v, scores, mask,
+    return InsideStep(kind, layer, head, query, queries[t0], list(keys[: k.shape[0]]), q, k, v, scores, mask,
                       masked, weights, rec["heads"][0, h, row].float().cpu())
-    return step, result
 
 
 def positional_matrix(model, side: str = "src", n: int | None = None) -> Tensor:
@@ -137,4 +162,4 @@ def positional_matrix(model, side: str = "src", n: int | None = None) -> Tensor:
     return table[:n].detach().float().cpu().clone()
 
 
-__all__ = ["inside_step", "InsideStep", "positional_matrix"]
+__all__ = ["inside_step", "inside_of_result", "InsideStep", "positional_matrix"]

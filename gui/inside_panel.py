@@ -1,0 +1,199 @@
+"""Inside one attention step (paper Eq. 1, softmax(q·Kᵀ/√d_k + mask)·V) for the head the main
+window enlarges and one query row, on the model's real numbers.
+
+Shown in order: ① q ``[d_head]``, ② K ``[keys, d_head]``, ③ the scores q·k/√d_k, ④ the scores
+with the mask the model was given added (masked cells read "−∞", True = masked), ⑤ the softmax
+weights — the **same values** as the heatmap's row (checked with ``np.array_equal`` before they
+are drawn), ⑥ V ``[keys, d_head]`` and ⑦ the head's output Σ weights·v (before W^O). Every number
+comes from :func:`core.inference.inside.inside_of_result`, run in the worker thread
+(:meth:`gui.worker.ModelWorker.compute`, never beside a translation); nothing is recomputed here.
+The query is the spin box, or a click on a row of the enlarged heatmap.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.inference.inside import InsideStep, inside_of_result
+from gui.strips import PopOut, ValueStrip
+from gui.view_data import KIND_TITLES, quote, view_at
+from gui.worker import new_tag
+
+CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
+HINT = "Translate a sentence (Enter), then pick a head in the grid: the inside of its attention step appears here."
+TITLES = ("① q = x·W<sup>Q</sup> of this head [d_head]", "② K: one key per row [keys, d_head]",
+          "③ scores q·k / √d_k", "④ + the mask given (True = masked → −∞)",
+          "⑤ softmax = the weights (= the heatmap's row)", "⑥ V: one value per row [keys, d_head]",
+          "⑦ output = Σ weights · v, the head's output before W<sup>O</sup> [d_head]")
+
+
+def problem_with(vm) -> str | None:
+    """Why the inside view cannot be shown for the view model's state, or None when it can."""
+    if vm.result is None:
+        return HINT
+    if vm.kind not in CORE_KIND:
+        return "Choose encoder, decoder or cross-attention above: the masks view has no attention step."
+    if not vm.live:
+        return ("The inside view replays decoded output (greedy or beam); teacher forcing and padded batches "
+                "are not replayed. Clear Reference / Batch with and translate again.")
+    if getattr(vm, "derived", None):
+        return "The enlarged cell is derived (mean over heads or rollout): click a single head to open its step."
+    if vm.kind != "encoder" and vm.step == 0:
+        return "No decoder step yet: press Step ▶ (→). Each step adds one query row."
+    return None
+
+
+class InsidePanel(QtWidgets.QWidget):
+    """The tab. ``step`` is the :class:`InsideStep` shown (None with ``message``); ``heatmap_row``
+    the main heatmap's row it was checked against; ``strips`` the seven matrices drawn."""
+
+    request = QtCore.Signal(int, object)  # to ModelWorker.compute (queued: the worker's thread)
+
+    def __init__(self, win) -> None:
+        super().__init__()
+        self.win = win
+        self.step: InsideStep | None = None
+        self.heatmap_row: np.ndarray | None = None
+        self._seen: tuple | None = None
+        self._tag: int | None = None
+        self._pending: tuple | None = None  # (row of the heatmap, key) of the request in flight
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(QtWidgets.QLabel("Query row:"))
+        self.query = QtWidgets.QSpinBox()
+        self.query.setRange(1, 1)
+        self.query.setToolTip("the query (row of the enlarged heatmap, from 1); or click a heatmap row")
+        top.addWidget(self.query)
+        top.addStretch(1)
+        self.popout_button = QtWidgets.QPushButton("Own window ⇱")
+        top.addWidget(self.popout_button)
+        self.message = QtWidgets.QLabel(HINT)
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setBackground("w")
+        signed = pg.colormap.get(SIGNED)
+        self.strips = [ValueStrip(self.plots.ci, i, win.cmap if i == 4 else signed) for i in range(7)]
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.plots)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(scroll, 1)
+        self.plots.hide()
+        self.popout = PopOut(win.live.tabs, self, "Inside one step", win)
+        self.popout_button.clicked.connect(self.popout.toggle)
+        self.query.valueChanged.connect(lambda _: self.refresh())
+        self.request.connect(win.worker.compute)
+        win.worker.computed.connect(self._on_computed)
+        win.worker.compute_failed.connect(self._on_failed)
+        win.heatmap.scene().sigMouseClicked.connect(self._on_heatmap_click)
+        self.timer = QtCore.QTimer(self)  # follow the main window's view model, as present.py does
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start(100)
+
+    # ---------- following the main window ----------
+    def refresh(self) -> None:
+        """Request the inside of the selected head and query when any of them changed (the
+        request only while the panel is visible: no model work for a hidden tab)."""
+        vm = self.win.vm
+        key = (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), self.win.font().pointSize(),
+               getattr(vm, "derived", None))
+        if key == self._seen:
+            return
+        problem = problem_with(vm)
+        if problem is not None:
+            self._seen = key
+            self.show_message(problem)
+            return
+        v = view_at(vm.result, vm.step, vm.kind)
+        n_layers, n_heads, rows = v.weights.shape[:3]
+        if self.query.maximum() != rows:
+            self.query.blockSignals(True)
+            self.query.setRange(1, rows)
+            self.query.blockSignals(False)
+        if not self.isVisible():
+            return
+        q = self.query.value()
+        self._seen = key = key[:4] + (q,) + key[5:]
+        layer, head = min(vm.selected[0], n_layers - 1), min(vm.selected[1], n_heads - 1)
+        self._tag = tag = new_tag()
+        self._pending = (np.array(v.weights[layer, head, q - 1]), key)
+        result, kind = vm.result, CORE_KIND[vm.kind]
+        self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")
+        self.request.emit(tag, lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
+
+    def _on_heatmap_click(self, ev) -> None:
+        """A click on a row of the enlarged heatmap chooses that query."""
+        hm = self.win.heatmap
+        if self.win.vm.kind not in CORE_KIND or hm.matrix.size == 0:
+            return
+        pos = ev.scenePos()
+        if not hm.view.sceneBoundingRect().contains(pos):
+            return
+        row = int(np.floor(hm.view.mapSceneToView(pos).y()))
+        if 0 <= row < hm.matrix.shape[0]:
+            self.query.setMaximum(max(self.query.maximum(), row + 1))
+            self.query.setValue(row + 1)
+
+    def _on_failed(self, tag: int, reason: str) -> None:
+        if tag == self._tag:
+            self.show_message(f"⚠ {reason}")
+
+    def _on_computed(self, tag: int, step) -> None:
+        if tag != self._tag or not isinstance(step, InsideStep):
+            return  # another panel's answer, or superseded by a newer request
+        row, key = self._pending
+        w = step.weights.numpy()
+        n = w.size
+        if not (np.array_equal(w, row[:n]) and not row[n:].any()):
+            self.show_message("⚠ the recorded weights differ from the heatmap's row; not shown (please report)")
+            return
+        self.heatmap_row = row
+        self.show_step(step)
+
+    # ---------- drawing ----------
+    def show_message(self, text: str) -> None:
+        """No step to show: the reason in words, no numbers."""
+        self.step = None
+        self.heatmap_row = None
+        self.message.setText(text)
+        self.plots.hide()
+        for s in self.strips:
+            s.clear()
+
+    def show_step(self, st: InsideStep) -> None:
+        """Draw the seven matrices of ``st`` (the arrays ValueStrip keeps are st's own values)."""
+        self.step = st
+        font = QtGui.QFont(self.win.font())
+        for s in self.strips:
+            s.set_font(font)
+        self.strips[4].set_colormap(self.win.cmap)
+        d = st.q.numel()
+        dims = [str(i + 1) for i in range(d)]
+        keys, query = list(st.key_tokens), [quote(st.query_token)]
+        kv_rows = [quote(t) for t in keys]
+        mask = np.zeros(len(keys), bool) if st.mask is None else st.mask.numpy()
+        no_mask = " — no mask was given here (every key may be attended)" if st.mask is None else ""
+        self.strips[0].set(st.q.numpy()[None], query, dims, TITLES[0])
+        self.strips[1].set(st.k.numpy(), kv_rows, dims, TITLES[1])
+        self.strips[2].set(st.scores.numpy()[None], query, keys, f"{TITLES[2]} (√d_k = √{d})")
+        self.strips[3].set(st.masked_scores.numpy()[None], query, keys, TITLES[3] + no_mask, neg_inf=mask[None])
+        self.strips[4].set(st.weights.numpy()[None], query, keys, TITLES[4], levels=(0.0, 1.0))
+        self.strips[5].set(st.v.numpy(), kv_rows, dims, TITLES[5])
+        self.strips[6].set(st.output.numpy()[None], query, dims, TITLES[6])
+        line = QtGui.QFontMetrics(font).height()
+        for i, s in enumerate(self.strips):
+            rows = s.matrix.shape[0]
+            self.plots.ci.layout.setRowFixedHeight(i, 5 * line + rows * max(line, 14) + 24)
+        self.plots.setMinimumHeight(int(sum(self.plots.ci.layout.rowMinimumHeight(i) for i in range(7))) + 20)
+        kv = (f"{len(keys)} keys (cached decoding: only the keys computed up to this query)"
+              if st.kind == "dec" else f"{len(keys)} keys")
+        title = KIND_TITLES[{v: k for k, v in CORE_KIND.items()}[st.kind]]
+        self.message.setText(f"<b>{title}</b> — layer {st.layer}, head {st.head}, query {st.query} "
+                             f"{quote(st.query_token)}: d_head = {d}, {kv}. Eq. 1: softmax(q·Kᵀ/√d_k + mask)·V.")
+        self.plots.show()
