@@ -85,8 +85,12 @@ def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:
 
 def head_rows(result: Translation, k: int, kind: str) -> list[head_stats.HeadStats]:
     """The head table of one view kind at step ``k`` (layer, head order; 1-based), from
-    :func:`head_stats.head_table` on the maps the model computed up to that step."""
-    return head_stats.head_table(result.maps.truncated(k), CORE_KIND[kind])
+    :func:`head_stats.head_table` on the maps the model computed up to that step; empty while the
+    view has no query or no key (decoder and cross before the first step)."""
+    maps = result.maps.truncated(k)
+    if 0 in head_stats.kind_masks(maps, CORE_KIND[kind])[0].shape[-2:]:
+        return []  # head_table cannot index an empty key axis (core: sink_keys is a float tensor then)
+    return head_stats.head_table(maps, CORE_KIND[kind])
 
 
 def label_text(h: head_stats.HeadStats) -> str:

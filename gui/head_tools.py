@@ -216,7 +216,8 @@ class HeadTools(QtCore.QObject):
         self.table.set_rows(rows, None if chosen is not None else (layer, head))
         note = " The next token is impossible here: the causal mask hides it." if v.kind == "decoder" and rows and \
             not rows[0].next_possible else ""
-        most = f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)." if rows else ""
+        most = (f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)." if rows else
+                " No query yet: press Step ▶ (→).")
         self.table_panel.caption.setText(f"<b>{KIND_TITLES[v.kind]}</b> at step {self.vm.step}: "
                                          f"{len(rows)} heads.{most}{note}")
         self._done["table"] = True

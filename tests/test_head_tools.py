@@ -259,3 +259,22 @@ def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
         np.testing.assert_array_equal(im.image.image, cell.matrix)
     below = [grid.views[48 + i].sceneBoundingRect() for i in range(7)]
     assert min(r.top() for r in below) > max(v.sceneBoundingRect().bottom() for v in grid.views[:48])
+
+
+def test_step_zero_has_no_decoder_rows_and_exports(qtbot, window, tmp_path):
+    result = type_and_translate(qtbot, window)
+    window.live.tabs.setCurrentWidget(window.heads.table_panel)
+    window.heads.map_tabs.setCurrentWidget(window.heads.align)
+    do(qtbot, window, lambda: window.controls.set_position(0))
+    window.set_view("decoder")
+    assert window.vm.step == 0 and window.heads.table.rowCount() == 0
+    assert "No query yet" in window.heads.table_panel.caption.text()
+    window.heads.cell_clicked(("mean", 1))
+    window.heads.lines.repaint()
+    assert window.vm.derived == ("mean", 1) and window.heatmap.matrix_image.shape == (0, 0)  # 0 queries yet
+    assert window.heads.lines.painted == []
+    data = np.load(export_npz(tmp_path / "z.npz", result, 0, "decoder", window.selected, window.heads.npz_extra()))
+    assert data["derived_mean_decoder"].shape == (2, 0, 0) and data["derived_heads_decoder_entropy"].shape == (0,)
+    assert data["derived_heads_encoder_entropy"].shape == (8,)  # the encoder ran: its table is full
+    window.set_view("masks")
+    assert window.heads.table.rowCount() == 0 and window.heads.lines.lines == []
