@@ -17,6 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.inference.inside import InsideStep, inside_of_result
+from gui.labels import MAX_CHARS
 from gui.strips import PopOut, ValueStrip
 from gui.view_data import KIND_TITLES, quote, view_at
 from gui.worker import new_tag
@@ -78,6 +79,8 @@ class InsidePanel(QtWidgets.QWidget):
         self.strips = [ValueStrip(self.plots.ci, i, win.cmap if i == 4 else signed) for i in range(7)]
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fit the width
+        self.plots.setMinimumWidth(120)
         scroll.setWidget(self.plots)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -175,8 +178,8 @@ class InsidePanel(QtWidgets.QWidget):
         self.strips[4].set_colormap(self.win.cmap)
         d = st.q.numel()
         dims = [str(i + 1) for i in range(d)]
-        keys, query = list(st.key_tokens), [quote(st.query_token)]
-        kv_rows = [quote(t) for t in keys]
+        keys, query = list(st.key_tokens), [quote(st.query_token)]  # ⟨'⟩ stays readable
+        kv_rows = keys
         mask = np.zeros(len(keys), bool) if st.mask is None else st.mask.numpy()
         no_mask = " — no mask was given here (every key may be attended)" if st.mask is None else ""
         self.strips[0].set(st.q.numpy()[None], query, dims, TITLES[0])
@@ -186,7 +189,12 @@ class InsidePanel(QtWidgets.QWidget):
         self.strips[4].set(st.weights.numpy()[None], query, keys, TITLES[4], levels=(0.0, 1.0))
         self.strips[5].set(st.v.numpy(), kv_rows, dims, TITLES[5])
         self.strips[6].set(st.output.numpy()[None], query, dims, TITLES[6])
-        line = QtGui.QFontMetrics(font).height()
+        fm = QtGui.QFontMetrics(font)
+        longest = max(fm.horizontalAdvance(t) for t in [*keys, *query, "0000"])
+        left = min(longest, fm.averageCharWidth() * MAX_CHARS) + 16  # one width: columns line up
+        for s in self.strips:
+            s.plot.getAxis("left").setWidth(left)
+        line = fm.height()
         for i, s in enumerate(self.strips):
             rows = s.matrix.shape[0]
             self.plots.ci.layout.setRowFixedHeight(i, 5 * line + rows * max(line, 14) + 24)
@@ -197,3 +205,22 @@ class InsidePanel(QtWidgets.QWidget):
         self.message.setText(f"<b>{title}</b> — layer {st.layer}, head {st.head}, query {st.query} "
                              f"{quote(st.query_token)}: d_head = {d}, {kv}. Eq. 1: softmax(q·Kᵀ/√d_k + mask)·V.")
         self.plots.show()
+
+    def npz_extra(self) -> dict[str, np.ndarray]:
+        """The step on screen for File → Export (.npz), the arrays the strips show: ``inside_q``
+        ``[d_head]``, ``inside_k`` / ``inside_v`` ``[keys, d_head]``, ``inside_scores``,
+        ``inside_masked_scores`` (−inf where masked), ``inside_mask`` (True = masked; all False
+        with ``inside_mask_given`` False), ``inside_weights`` ``[keys]``, ``inside_output``
+        ``[d_head]``, ``inside_key_tokens`` and ``inside_what`` (kind, layer, head, query 1-based,
+        query token). Empty when no step is shown."""
+        st = self.step
+        if st is None:
+            return {}
+        strip = [s.matrix for s in self.strips]
+        given = st.mask is not None
+        return {"inside_q": strip[0][0], "inside_k": strip[1], "inside_scores": strip[2][0],
+                "inside_masked_scores": strip[3][0], "inside_weights": strip[4][0], "inside_v": strip[5],
+                "inside_output": strip[6][0], "inside_mask_given": np.bool_(given),
+                "inside_mask": st.mask.numpy() if given else np.zeros(len(st.key_tokens), bool),
+                "inside_key_tokens": np.array(st.key_tokens),
+                "inside_what": np.array([st.kind, str(st.layer), str(st.head), str(st.query), st.query_token])}

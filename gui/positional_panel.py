@@ -168,6 +168,15 @@ class PositionalPanel(QtWidgets.QWidget):
                              f"tokens' rows are framed in orange (position i = token i).{note}")
         self.plots.show()
 
+    def npz_extra(self) -> dict[str, np.ndarray]:
+        """For File → Export (.npz): ``positional_matrix`` ``[n, d_model]`` as drawn, the marked
+        ``positional_tokens`` (position i = token i) and ``positional_what`` (side, kind).
+        Empty before a model is loaded."""
+        if self.matrix.size == 0 or self.tables is None:
+            return {}
+        return {"positional_matrix": self.matrix, "positional_tokens": np.array(self.tokens, dtype=str),
+                "positional_what": np.array([self.side.currentData(), self.tables["kind"]])}
+
 
 def install(win) -> tuple:
     """Add the inside-one-step and positional-encoding tabs to ``win.live.tabs``."""

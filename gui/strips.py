@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.heatmap import MatrixImage
-from gui.labels import token_axes
+from gui.labels import token_axes, wrap_title
 
 VALUES_UP_TO = 16  # print each cell's value in matrices up to this many rows and columns
 NEG_INF = "−∞"
@@ -54,6 +54,11 @@ class ValueStrip:
         self.items: list[pg.TextItem] = []
         self.font = QtGui.QFont()
         self.levels = (0.0, 1.0)
+        self.view.sigResized.connect(self._wrap_title)
+
+    def _wrap_title(self, *_) -> None:
+        """The title wraps to the plot's width (never widens the panel)."""
+        wrap_title(self.plot.titleLabel, max(self.view.width(), 10 * QtGui.QFontMetricsF(self.font).averageCharWidth()))
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
         self.image.set_colormap(cmap)
@@ -92,6 +97,7 @@ class ValueStrip:
         lo, hi = self.levels
         self.plot.setTitle(f"{title} <span style='color:#777'>(colour {value_text(lo)} … {value_text(hi)})</span>",
                            size=f"{max(self.font.pointSize(), 6)}pt")
+        self._wrap_title()
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
         small = rows <= VALUES_UP_TO and cols <= VALUES_UP_TO
         self.cell_texts = {(r, c): value_text(float(m[r, c])) if not flag[r, c] else NEG_INF

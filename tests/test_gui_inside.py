@@ -170,3 +170,25 @@ def test_positional_tab_learned_table(qtbot, tmp_path, tiny_tokenizers):
         assert "learned" in panel.plot.titleLabel.text
     finally:
         win.close()
+
+
+def test_npz_export_holds_the_inside_step_and_positional_matrix(qtbot, window, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    from gui import display
+
+    window.inputs.pad_to.setValue(12)
+    type_and_translate(qtbot, window)
+    panel = inside_of(qtbot, window, "encoder", 1, 2, 2)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a: (str(tmp_path / "x"), "*.npz"))
+    data = np.load(display.export_dialog(window, "npz"))
+    for i, name in enumerate(("q", "k", "scores", "masked_scores", "weights", "v", "output")):
+        shown = panel.strips[i].matrix
+        np.testing.assert_array_equal(data[f"inside_{name}"], shown if name in ("k", "v") else shown[0])
+    np.testing.assert_array_equal(data["inside_mask"], window.result.maps.applied.encoder[0].numpy())
+    assert bool(data["inside_mask_given"]) and data["inside_mask"].any()
+    assert data["inside_what"].tolist() == ["enc", "1", "2", "2", window.result.maps.src_tokens[1]]
+    assert list(data["inside_key_tokens"]) == window.result.maps.src_tokens
+    pos = window.positional_panel
+    np.testing.assert_array_equal(data["positional_matrix"], pos.matrix)
+    assert list(data["positional_tokens"]) == pos.tokens == window.result.maps.src_tokens
