@@ -59,6 +59,7 @@ class InsidePanel(QtWidgets.QWidget):
         self.step: InsideStep | None = None
         self.heatmap_row: np.ndarray | None = None
         self._seen: tuple | None = None
+        self._ranged: tuple | None = None
         self._tag: int | None = None
         self._pending: tuple | None = None  # (row of the heatmap, key) of the request in flight
         top = QtWidgets.QHBoxLayout()
@@ -105,8 +106,8 @@ class InsidePanel(QtWidgets.QWidget):
         request only while the panel is visible: no model work for a hidden tab)."""
         vm = self.win.vm
         key = (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), self.win.font().pointSize(),
-               getattr(vm, "derived", None))
-        if key == self._seen:
+               getattr(vm, "derived", None), id(self.win.cmap))
+        if key == self._seen or (key == self._ranged and not self.isVisible()):
             return
         problem = problem_with(vm)
         if problem is not None:
@@ -119,6 +120,7 @@ class InsidePanel(QtWidgets.QWidget):
             self.query.blockSignals(True)
             self.query.setRange(1, rows)
             self.query.blockSignals(False)
+        self._ranged = key  # hidden: the range follows, no model work until the tab is shown
         if not self.isVisible():
             return
         q = self.query.value()

@@ -21,7 +21,7 @@ from core.transformer.model import Transformer
 from gui.app import register_fonts
 from gui.inside_panel import HINT
 from gui.main_window import MainWindow
-from gui.strips import NEG_INF
+from gui.strips import NEG_INF, value_text
 from gui.view_data import masks_at
 from tests.conftest import tiny_config
 from tests.test_gui import do, type_and_translate
@@ -89,6 +89,8 @@ def test_inside_tab_equals_heatmap_row_and_numpy(qtbot, window, kind, layer, hea
     assert np.allclose(weights, e / e.sum(), atol=1e-6)
     assert np.allclose(o_strip.matrix[0], weights.astype(np.float64) @ V, atol=1e-5)
     assert all(np.isfinite(s.image.image.image).all() for s in panel.strips)  # −∞ / NaN never drawn
+    assert d_head <= 16 and [q_strip.cell_texts[(0, c)] for c in range(d_head)] == [value_text(x) for x in q]
+    assert [w_strip.cell_texts[(0, c)] for c in range(n)] == [value_text(x) for x in weights]  # numbers printed
     if kind == "decoder":
         assert n == query and panel.step.key_tokens == result.maps.tgt_tokens[:n]
     tokens = result.maps.src_tokens if kind != "decoder" else result.maps.tgt_tokens
