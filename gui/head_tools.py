@@ -64,11 +64,13 @@ class HeadTable(QtWidgets.QTableWidget):
         self.setSortingEnabled(True)
         self.sortByColumn(self.HEADERS.index("entropy (nats)"), QtCore.Qt.SortOrder.AscendingOrder)
         self.cellClicked.connect(self._clicked)
+        self.currentCellChanged.connect(self._moved)  # ↑ ↓ PgUp PgDn open the head too
         self.rows: list[HeadStats] = []
 
     def set_rows(self, rows: list[HeadStats], selected: tuple[int, int] | None) -> None:
         """Fill with ``rows`` (kept in the current sort order) and mark ``selected`` (0-based)."""
         self.rows = list(rows)
+        self.blockSignals(True)  # filling moves the current cell: that is not a choice
         self.setSortingEnabled(False)
         self.setRowCount(len(rows))
         for i, h in enumerate(rows):
@@ -92,6 +94,7 @@ class HeadTable(QtWidgets.QTableWidget):
         for name in ("prev", "same", "next"):
             self.setColumnHidden(self.HEADERS.index(name), not positional)
         self.resizeColumnsToContents()
+        self.blockSignals(False)
         self.mark(selected)
 
     def head_at(self, row: int) -> tuple[int, int]:
@@ -113,6 +116,10 @@ class HeadTable(QtWidgets.QTableWidget):
 
     def _clicked(self, row: int, _col: int) -> None:
         self.head_chosen.emit(*self.head_at(row))
+
+    def _moved(self, row: int, _col: int, before: int, _before_col: int) -> None:
+        if row >= 0 and row != before:
+            self.head_chosen.emit(*self.head_at(row))
 
 
 class HeadTablePanel(QtWidgets.QWidget):

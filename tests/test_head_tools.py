@@ -149,6 +149,8 @@ def test_head_table_sorts_and_opens_a_head(qtbot, window):
     assert window.selected == (layer, head) and window.vm.derived is None
     np.testing.assert_allclose(window.heatmap.image.image, result.maps.encoder_self[layer, head].numpy(), atol=1e-6)
     assert table.selectionModel().isRowSelected(row, QtCore.QModelIndex())
+    qtbot.keyClick(table, QtCore.Qt.Key.Key_Down)  # the keyboard walks the table, opening each head
+    assert window.selected == table.head_at(row + 1)
     window.set_view("decoder")  # the table follows the view; the causal mask makes "next" impossible
     assert table.rowCount() == 2 * 4
     nxt = table.HEADERS.index("next")
