@@ -79,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=1)
     p.add_argument("--batch-with", default=None, help="second Korean sentence: both run as one padded batch")
     p.add_argument("--no-causal-mask", action="store_true", help="with --reference: teacher forcing without the mask")
-    p.add_argument("--panel", choices=["fork", "reference", "beam"], default=None, help="experiment tab to show")
+    p.add_argument("--panel", choices=["fork", "reference", "beam", "heads"], default=None, help="experiment tab to show")
+    p.add_argument("--alignment", action="store_true", help="show the Alignment lines tab instead of the heatmap")
     p.add_argument("--pad-to", type=int, default=None)
     p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
     p.add_argument("--view", choices=["encoder", "decoder", "cross", "masks"], default="cross")
@@ -119,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
             win.inputs.decoding.setCurrentIndex(1)
             win.inputs.beam.setValue(args.beam)
     if args.panel:
-        win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel))
+        win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel) if args.panel != "heads" else
+                                      win.live.tabs.indexOf(win.heads.table_panel))
+    if args.alignment:
+        win.heads.map_tabs.setCurrentWidget(win.heads.align)
     if not args.screenshot:
         config = _config_of(args.checkpoint)
         try:

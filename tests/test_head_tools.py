@@ -280,3 +280,23 @@ def test_step_zero_has_no_decoder_rows_and_exports(qtbot, window, tmp_path):
     assert data["derived_heads_encoder_entropy"].shape == (8,)  # the encoder ran: its table is full
     window.set_view("masks")
     assert window.heads.table.rowCount() == 0 and window.heads.lines.lines == []
+
+
+def test_headless_screenshot_with_heads_tab_and_alignment(qtbot, tiny_checkpoint, tmp_path, monkeypatch):
+    from gui import app
+
+    shown = {}
+    real_close = MainWindow.close
+
+    def spy(self):  # what the window shows when the screenshot is taken
+        shown.update(tab=self.live.tabs.currentWidget() is self.heads.table_panel,
+                     lines=self.heads.map_tabs.currentWidget() is self.heads.align, rows=self.heads.table.rowCount(),
+                     painted=len(self.heads.lines.painted))
+        return real_close(self)
+
+    monkeypatch.setattr(MainWindow, "close", spy)
+    out = tmp_path / "heads.png"
+    assert app.main(["--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--view", "cross", "--panel", "heads",
+                     "--alignment", "--screenshot", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert shown["tab"] and shown["lines"] and shown["rows"] == 2 * 4 and shown["painted"] > 0
