@@ -6,7 +6,14 @@ import re
 
 import pytest
 
-from core.training.copy_augment import augment_files, augment_pair, fix_particle, replacement, shared_strings
+from core.training.copy_augment import (
+    any_string,
+    augment_files,
+    augment_pair,
+    fix_particle,
+    replacement,
+    shared_strings,
+)
 
 
 @pytest.mark.parametrize("s, shape", [
@@ -85,3 +92,23 @@ def test_augment_files_excludes_and_writes_aligned_lines(tmp_path):
         assert shared and "2003" not in k and "톰" not in k
     with pytest.raises(ValueError):
         augment_pair("a", "a", random.Random(0), 0)
+
+
+def test_any_string_covers_the_copy_shapes():
+    rng = random.Random(4)
+    nums = [any_string(rng, True) for _ in range(200)]
+    text = [any_string(rng, False) for _ in range(300)]
+    assert all(re.fullmatch(r"[A-Z]-\d{4}|[\d.,:\-]+", n) for n in nums)
+    assert any(re.fullmatch(r"\d{1,3},\d{3}", n) for n in nums) and any(":" in n for n in nums)
+    assert any("@" in t for t in text) and any(t.startswith(("https://", "www.")) for t in text)
+    assert any(re.fullmatch(r"[a-z_0-9]+\.[a-z]+", t) for t in text) and any(" " in t for t in text)
+
+
+def test_cross_swaps_put_other_shapes_in_the_same_frame():
+    rng = random.Random(6)
+    out = augment_pair("톰은 메리를 좋아해.", "Tom likes Mary.", rng, variants=20, cross=1.0)
+    assert len(out) >= 10
+    for ko, en in out:
+        a, b = re.fullmatch(r"(.+) likes (.+)\.", en).groups()
+        assert ko.startswith(a) and b in ko  # the same strings on both sides, verbatim
+        assert "톰" not in ko and "메리" not in ko

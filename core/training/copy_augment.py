@@ -54,6 +54,43 @@ def _latin_word(rng: random.Random) -> str:
     return rng.choice(rng.choice((FIRST_NAMES, PLACES, BRANDS)))
 
 
+LAST_NAMES = "Potter Smith Kim Lee Park Brown Garcia Miller Jones Wilson Taylor Martin".split()
+
+
+def any_string(rng: random.Random, numeric: bool) -> str:
+    """A random copyable string of any shape (used for a share of the swaps, ``cross``): numbers
+    as integers, thousands with commas, decimals, times, phone and order numbers; text as names,
+    two-word names, places, brands, e-mail addresses, URLs, file names and codes."""
+    if numeric:
+        shape = rng.randrange(6)
+        if shape == 0:
+            return _digits(rng, rng.randint(1, 4), False)
+        if shape == 1:
+            return f"{rng.randint(1, 999)},{_digits(rng, 3, True)[1:]}{rng.randint(0, 9)}"
+        if shape == 2:
+            return f"{rng.randint(0, 99)}.{rng.randint(0, 99)}"
+        if shape == 3:
+            return f"{rng.randint(1, 12)}:{rng.randint(0, 5)}{rng.randint(0, 9)}"
+        if shape == 4:
+            return f"010-{_digits(rng, 4, False)}-{_digits(rng, 4, False)}"
+        return f"{rng.choice('ABCDKX')}-{_digits(rng, 4, False)}"
+    shape = rng.randrange(7)
+    if shape == 0:
+        return f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
+    if shape == 1:
+        return f"{rng.choice(PLACES)} {rng.choice(('Station', 'Park', 'Tower', 'Airport'))}"
+    if shape == 2:
+        return replacement("a@b.c", rng)
+    if shape == 3:
+        return replacement("https://x", rng) if rng.random() < 0.5 else f"www.{rng.choice(WORDS)}.{rng.choice(TLDS)}"
+    if shape == 4:
+        return (f"{rng.choice(WORDS)}.{rng.choice(EXTS)}" if rng.random() < 0.6
+                else f"{rng.choice(WORDS)}_{_digits(rng, 4, True)}.{rng.choice(EXTS)}")
+    if shape == 5:
+        return f"{rng.choice(WORDS)}{_digits(rng, rng.randint(1, 4), False)}"
+    return rng.choice(("C++", "C#", "Node.js", "Wi-Fi", "K-pop", "3D", "USB-C")) if rng.random() < 0.3 else _latin_word(rng)
+
+
 def replacement(s: str, rng: random.Random) -> str:
     """A random string of the same shape as ``s`` (see the module docstring).
 
@@ -96,8 +133,10 @@ def _swap(text: str, old: str, new: str) -> str:
     return re.sub(left + re.escape(old) + right, lambda _m: new, text)
 
 
-def augment_pair(ko: str, en: str, rng: random.Random, variants: int) -> list[tuple[str, str]]:
+def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: float = 0.0) -> list[tuple[str, str]]:
     """Up to ``variants`` new ``(ko, en)`` pairs made from one pair (none if nothing to swap).
+    With probability ``cross`` a swap takes a string of any shape (:func:`any_string`) instead of
+    the same shape, so the model also sees e-mail addresses, URLs and prices in everyday frames.
 
     Raises:
         ValueError: if ``variants`` < 1.
@@ -113,13 +152,16 @@ def augment_pair(ko: str, en: str, rng: random.Random, variants: int) -> list[tu
     for _ in range(variants * 3):
         k2, e2 = ko, en
         for s in shared:
-            new = replacement(s, rng)
+            new = any_string(rng, s[0].isdigit()) if rng.random() < cross else replacement(s, rng)
             k2, e2 = _swap(k2, s, new), _swap(e2, s, new)
-            if new.isalpha():
+            if new[-1].isalpha():
                 k2 = fix_particle(k2, new)
         for k, e in names:
-            new = rng.choice(FIRST_NAMES if k in ("톰", "메리", "존", "앨리스") else PLACES)
-            k2 = fix_particle(re.sub(_name_re(k), new, k2), new)
+            new = (any_string(rng, False) if rng.random() < cross
+                   else rng.choice(FIRST_NAMES if k in ("톰", "메리", "존", "앨리스") else PLACES))
+            k2 = re.sub(_name_re(k), lambda _m, new=new: new, k2)
+            if new[-1].isalpha():
+                k2 = fix_particle(k2, new)
             e2 = re.sub(rf"\b{re.escape(e)}\b", new, e2)
         if (k2, e2) != (ko, en):
             out.add((k2, e2))
@@ -159,7 +201,7 @@ def _name_re(name: str) -> str:
 
 
 def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int = 1,
-                  exclude: set[str] | None = None) -> int:
+                  exclude: set[str] | None = None, cross: float = 0.0) -> int:
     """Write ``out.ko``/``out.en`` with the augmented pairs of every ``source`` (``.ko``/``.en``
     pairs, given without the extension). Lines whose Korean side is in ``exclude`` (e.g. a test
     fixture) are never written. Returns the number of pairs written.
@@ -174,7 +216,7 @@ def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int =
         ko_lines = Path(f"{src}.ko").read_text(encoding="utf-8").splitlines()
         en_lines = Path(f"{src}.en").read_text(encoding="utf-8").splitlines()
         for ko, en in zip(ko_lines, en_lines):
-            pairs += [p for p in augment_pair(ko, en, rng, variants) if p[0] not in exclude]
+            pairs += [p for p in augment_pair(ko, en, rng, variants, cross) if p[0] not in exclude]
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.ko").write_text("".join(k + "\n" for k, _ in pairs), encoding="utf-8")
     Path(f"{out}.en").write_text("".join(e + "\n" for _, e in pairs), encoding="utf-8")
@@ -188,12 +230,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", required=True, help="output path without .ko/.en")
     p.add_argument("--variants", type=int, default=3, help="new pairs per usable pair (default 3)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cross", type=float, default=0.0,
+                   help="share of swaps that take a string of any shape (e-mail, URL, price …), default 0")
     p.add_argument("--exclude", action="append", default=[],
                    help="TSV file whose first column (Korean) must never be written (repeatable)")
     a = p.parse_args(argv)
     exclude = {line.split("\t")[0] for f in a.exclude
                for line in Path(f).read_text(encoding="utf-8").splitlines() if line.strip()}
-    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude)
+    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross)
     print(f"wrote {n} pairs to {a.out}.ko/.en")
 
 
