@@ -300,3 +300,20 @@ def test_headless_screenshot_with_heads_tab_and_alignment(qtbot, tiny_checkpoint
                      "--alignment", "--screenshot", str(out)]) == 0
     assert out.stat().st_size > 0
     assert shown["tab"] and shown["lines"] and shown["rows"] == 2 * 4 and shown["painted"] > 0
+
+
+def test_file_export_writes_the_alignment_shown(qtbot, window, tmp_path, monkeypatch):
+    from PySide6 import QtWidgets
+
+    from gui import display
+
+    result = type_and_translate(qtbot, window)
+    window.set_view("encoder")
+    window.select(1, 3)
+    window.heads.map_tabs.setCurrentWidget(window.heads.align)
+    window.heads.lines.set_focus(0)
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "e.npz"), "*.npz"))
+    data = np.load(display.export_dialog(window, "npz"))
+    np.testing.assert_array_equal(data["derived_align_weights"], result.maps.encoder_self[1, 3].numpy())
+    assert str(data["derived_align_what"]) == "head layer 2 head 4" and int(data["derived_align_focus"]) == 1
+    assert list(data["derived_align_rows"]) == list(data["src_tokens"])
