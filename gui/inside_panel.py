@@ -60,6 +60,7 @@ class InsidePanel(QtWidgets.QWidget):
         self.heatmap_row: np.ndarray | None = None
         self._seen: tuple | None = None
         self._ranged: tuple | None = None
+        self.shown_key: tuple | None = None  # the _key() of the step on screen
         self._tag: int | None = None
         self._pending: tuple | None = None  # (row of the heatmap, key) of the request in flight
         top = QtWidgets.QHBoxLayout()
@@ -98,15 +99,25 @@ class InsidePanel(QtWidgets.QWidget):
         win.heatmap.scene().sigMouseClicked.connect(self._on_heatmap_click)
         self.timer = QtCore.QTimer(self)  # follow the main window's view model, as present.py does
         self.timer.timeout.connect(self.refresh)
-        self.timer.start(100)
+        self.timer.setInterval(100)  # runs only while the tab is shown (showEvent / hideEvent)
 
     # ---------- following the main window ----------
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Follow the main window only while visible: a hidden tab costs no timer ticks."""
+        super().showEvent(event)
+        self.timer.start()
+        self.refresh()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        self.timer.stop()
+        super().hideEvent(event)
+
     def refresh(self) -> None:
         """Request the inside of the selected head and query when any of them changed (the
         request only while the panel is visible: no model work for a hidden tab)."""
         vm = self.win.vm
-        key = (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), self.win.font().pointSize(),
-               getattr(vm, "derived", None), id(self.win.cmap))
+        key = self._key()
         if key == self._seen or (key == self._ranged and not self.isVisible()):
             return
         problem = problem_with(vm)
@@ -131,6 +142,12 @@ class InsidePanel(QtWidgets.QWidget):
         result, kind = vm.result, CORE_KIND[vm.kind]
         self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")
         self.request.emit(tag, lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
+
+    def _key(self) -> tuple:
+        """What the panel shows depends on: result, step, view, head, query, font, derived cell, colours."""
+        vm = self.win.vm
+        return (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), self.win.font().pointSize(),
+                getattr(vm, "derived", None), id(self.win.cmap))
 
     def _on_heatmap_click(self, ev) -> None:
         """A click on a row of the enlarged heatmap chooses that query."""
@@ -159,6 +176,7 @@ class InsidePanel(QtWidgets.QWidget):
             self.show_message("⚠ the recorded weights differ from the heatmap's row; not shown (please report)")
             return
         self.heatmap_row = row
+        self.shown_key = key
         self.show_step(step)
 
     # ---------- drawing ----------
@@ -216,8 +234,8 @@ class InsidePanel(QtWidgets.QWidget):
         ``[d_head]``, ``inside_key_tokens`` and ``inside_what`` (kind, layer, head, query 1-based,
         query token). Empty when no step is shown."""
         st = self.step
-        if st is None:
-            return {}
+        if st is None or self.shown_key != self._key():
+            return {}  # nothing shown, or a hidden tab still showing an earlier state
         strip = [s.matrix for s in self.strips]
         given = st.mask is not None
         return {"inside_q": strip[0][0], "inside_k": strip[1], "inside_scores": strip[2][0],

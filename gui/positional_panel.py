@@ -89,7 +89,18 @@ class PositionalPanel(QtWidgets.QWidget):
         win.worker.loaded.connect(self.load)
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self.refresh)
-        self.timer.start(150)
+        self.timer.setInterval(150)  # runs only while the tab is shown (showEvent / hideEvent)
+
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """Follow the main window only while visible: a hidden tab costs no timer ticks."""
+        super().showEvent(event)
+        self.timer.start()
+        self.refresh()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        self.timer.stop()
+        super().hideEvent(event)
 
     def load(self, _ckpt=None) -> None:
         """A model was loaded: read its tables in the worker thread."""
@@ -172,6 +183,7 @@ class PositionalPanel(QtWidgets.QWidget):
         """For File → Export (.npz): ``positional_matrix`` ``[n, d_model]`` as drawn, the marked
         ``positional_tokens`` (position i = token i) and ``positional_what`` (side, kind).
         Empty before a model is loaded."""
+        self.refresh()  # a hidden tab may still show an earlier sentence's tokens
         if self.matrix.size == 0 or self.tables is None:
             return {}
         return {"positional_matrix": self.matrix, "positional_tokens": np.array(self.tokens, dtype=str),
