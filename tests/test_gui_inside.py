@@ -194,3 +194,6 @@ def test_npz_export_holds_the_inside_step_and_positional_matrix(qtbot, window, t
     pos = window.positional_panel
     np.testing.assert_array_equal(data["positional_matrix"], pos.matrix)
     assert list(data["positional_tokens"]) == pos.tokens == window.result.maps.src_tokens
+    window.live.tabs.setCurrentIndex(0)  # the inside tab hidden: it still shows layer 1 head 2 …
+    window.select(1, 0)  # … so after another head is chosen it exports nothing stale
+    assert panel.step is not None and panel.npz_extra() == {}
