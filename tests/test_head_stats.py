@@ -185,3 +185,13 @@ def test_cli_heads_json_text_and_errors(tiny_checkpoint, capsys):
         assert cli(base + args) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and msg in err and "\n" not in err, err
+
+
+def test_head_table_is_empty_before_the_first_decoder_step():
+    enc = one_hot_heads(4)
+    dec = torch.zeros(1, 4, 0, 0)
+    cross = torch.zeros(1, 4, 0, 4)
+    maps = AttentionMaps(enc, dec, cross, torch.zeros(4, dtype=torch.bool), torch.zeros(0, dtype=torch.bool),
+                         causal_mask(0), ["▁a", "▁b", "▁c", "[EOS]"], [])
+    assert head_table(maps, "dec") == [] and head_table(maps, "cross") == []
+    assert len(head_table(maps, "enc")) == 4

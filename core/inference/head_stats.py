@@ -158,15 +158,19 @@ def is_sink_token(token: str) -> bool:
 
 def head_table(maps: AttentionMaps, kind: str) -> list[HeadStats]:
     """Every head of one attention kind with its entropy, position masses and label, in layer,
-    head order (sort with :func:`sort_heads`). Raises ValueError for an unknown kind."""
+    head order (sort with :func:`sort_heads`); empty while there is no query or no key yet (the
+    decoder and cross-attention before the first step). Raises ValueError for an unknown kind."""
     weights, visible, query_valid, key_tokens = kind_masks(maps, kind)
     w = weights.double() * visible.double()
     n_l, n_h, q, k = w.shape
+    if q == 0 or k == 0:
+        return []
     rows = _rows(visible, query_valid)
     ent = head_entropy(weights, visible, query_valid)
     n_vis = visible.sum(-1).clamp(min=1).double().log()
     max_ent = float(n_vis[rows].mean()) if rows.any() else 0.0
-    sink_keys = torch.tensor([is_sink_token(t) for t in key_tokens[:k]] + [False] * (k - len(key_tokens[:k])))
+    sink_keys = torch.tensor([is_sink_token(t) for t in key_tokens[:k]] + [False] * (k - len(key_tokens[:k])),
+                             dtype=torch.bool)
     sink = _row_mean(w[..., sink_keys].sum(-1), rows)
     self_kind = kind != "cross"
     offsets = {}
