@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.inference.live import LiveState
 from core.inference.translate import Translation
-from gui import display
+from gui import analysis_tabs, display
 from gui.controls import InputPanel, StepControls
 from gui.fonts import apply_minimums, clamp_point, scrolling
 from gui.head_grid import Cell, HeadGrid
@@ -54,6 +54,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_menus()
         self._start_worker()
         self.live = LiveController(self)
+        self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs (issue 13)
         self._left.addWidget(self.live.tabs, 2)
         self._outer.insertWidget(1, self.live.bar)
         install_inside_tabs(self)  # issue 13: inside one attention step, positional encodings

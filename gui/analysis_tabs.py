@@ -1,0 +1,139 @@
+"""Adds the "Ablate heads" and "Compare" tabs to the main window and wires them to an
+:class:`~gui.analysis_worker.AnalysisWorker` living on the model's worker thread.
+
+The panels follow the main window: the head they draw is the one selected in the grid (view kind,
+layer, head; in the Masks view the first ablated head, or cross-attention L1 H1), the top-k is at
+the main view's step. Results of superseded requests are ignored; failures leave the last result.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore
+
+from core.errors import InputError
+from gui.ablation_panel import AblationPanel
+from gui.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
+from gui.compare_data import VIEW_KIND
+from gui.compare_panel import ComparePanel
+
+
+class AnalysisTabs(QtCore.QObject):
+    """``ablation`` and ``compare`` panels (tabs of ``win.live.tabs``) and their ``worker``.
+
+    ``request_ablate(int id, AblateRequest)`` / ``request_compare(int id, CompareRequest)`` reach
+    the worker through queued connections (it lives on ``win.thread``); ``answered(str panel)`` is
+    emitted on the GUI thread once the latest request's result or error is shown."""
+
+    request_ablate = QtCore.Signal(int, object)
+    request_compare = QtCore.Signal(int, object)
+    answered = QtCore.Signal(str)  # "ablate" or "compare": the latest request's answer is on screen
+
+    def __init__(self, win) -> None:
+        super().__init__(win)
+        self.win = win
+        self.ids = {"ablate": 0, "compare": 0}
+        self.worker = AnalysisWorker(lambda: win.worker.checkpoint)
+        self.worker.moveToThread(win.thread)
+        self.ablation, self.compare = AblationPanel(), ComparePanel()
+        for panel in (self.ablation, self.compare):
+            panel.tabs = win.live.tabs
+            win.live.tabs.addTab(panel, panel.tab_title)
+        self.request_ablate.connect(self.worker.ablate)
+        self.request_compare.connect(self.worker.compare)
+        self.worker.ablated.connect(self._on_ablated)
+        self.worker.compared.connect(self._on_compared)
+        self.worker.failed.connect(self._on_failed)
+        # bound methods of this GUI-thread object, never lambdas: a lambda connected to a signal of
+        # the worker would run on the worker's thread
+        win.worker.loaded.connect(self._on_loaded)
+        self.ablation.ablate_requested.connect(self.ablate)
+        self.compare.compare_requested.connect(self.run_compare)
+        win.grid.clicked.connect(self.refresh_later)
+        win.view_selector.currentIndexChanged.connect(self.refresh_later)
+        win.worker.translated.connect(self.refresh_later)
+
+    # ---------- requests ----------
+    def _next(self, panel: str) -> int:
+        """A new request id for ``panel``; the worker skips older requests still waiting."""
+        self.ids[panel] += 1
+        self.worker.supersede(panel, self.ids[panel])
+        return self.ids[panel]
+
+    def ablate(self) -> int:
+        """Ablate the ticked heads on the sentence typed in the main input (its beam and pad-to)."""
+        w, p = self.win, self.ablation
+        req = AblateRequest(w.inputs.text.text(), p.heads.text(), p.core_kind, w.inputs.beam_size(),
+                            w.inputs.pad_to.value() or None)
+        p.status.setText("ablating …")
+        rid = self._next("ablate")
+        self.request_ablate.emit(rid, req)
+        return rid
+
+    def run_compare(self) -> int:
+        """Compare two inputs (A empty: the main input) or the main input on two checkpoints."""
+        w, p = self.win, self.compare
+        text_a = p.text_a.text().strip() or w.inputs.text.text()
+        req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(),
+                             w.inputs.beam_size(), w.inputs.pad_to.value() or None)
+        p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
+        rid = self._next("compare")
+        self.request_compare.emit(rid, req)
+        return rid
+
+    # ---------- answers (GUI thread) ----------
+    @QtCore.Slot(object)
+    def _on_loaded(self, ckpt) -> None:
+        self.ablation.set_model(ckpt.config)
+
+    @QtCore.Slot()
+    def refresh_later(self, *_) -> None:
+        """Refresh once the window has drawn what changed (its own slots run first)."""
+        QtCore.QTimer.singleShot(0, self.refresh)
+
+    def selection(self, fallback: tuple[str, int, int]) -> tuple[str, int, int]:
+        """(view kind, 0-based layer, head) selected in the main grid; ``fallback`` in the Masks view."""
+        vm = self.win.vm
+        if vm.kind == "masks":
+            return fallback
+        return vm.kind, int(vm.selected[0]), int(vm.selected[1])
+
+    def _ablation_selection(self) -> tuple[str, int, int]:
+        r = self.ablation.report.result
+        la, h = r.heads[0]
+        return self.selection((VIEW_KIND[r.kind], la - 1, h - 1))
+
+    def _on_ablated(self, rid: int, report, ms: float) -> None:
+        if rid != self.ids["ablate"]:
+            return
+        old = self.ablation.report
+        self.ablation.report = report
+        try:
+            self.ablation.show_report(report, ms, self._ablation_selection(), self.win.vm.step)
+        except InputError as exc:
+            self.ablation.report = old
+            self.ablation.show_error(str(exc))
+        self.answered.emit("ablate")
+
+    def _on_compared(self, rid: int, outcome, ms: float) -> None:
+        if rid == self.ids["compare"]:
+            self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
+            self.answered.emit("compare")
+
+    def _on_failed(self, rid: int, panel: str, reason: str) -> None:
+        if rid == self.ids[panel]:
+            (self.ablation if panel == "ablate" else self.compare).show_error(reason)
+            self.answered.emit(panel)
+
+    def refresh(self) -> None:
+        """Follow the main window's selected head and step."""
+        try:
+            if self.ablation.report is not None:
+                self.ablation.refresh(self._ablation_selection(), self.win.vm.step)
+        except InputError as exc:
+            self.ablation.show_error(str(exc))
+        self.compare.refresh(self.selection(("cross", 0, 0)))
+
+
+def install(win) -> AnalysisTabs:
+    """Create the tabs for ``win`` (a :class:`gui.main_window.MainWindow` after its LiveController)."""
+    return AnalysisTabs(win)

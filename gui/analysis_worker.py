@@ -1,0 +1,166 @@
+"""Ablation and comparison runs off the GUI thread (issue 13, "Interventions" and "Side by side").
+
+:class:`AnalysisWorker` is moved to the **same** QThread as the window's
+:class:`gui.worker.ModelWorker`: queued requests to either object run one after the other on that
+thread, so an ablation (which sets ``ablated_heads`` on the model's attention modules inside a
+``with`` block) never runs while a translation or a live step uses the same model. The second
+checkpoint of a comparison is loaded here too, never on the GUI thread; the app's model stays.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from core.errors import InputError, StudioError
+from core.inference.ablation import parse_heads
+from core.inference.checkpoint import Checkpoint, load_checkpoint
+from core.inference.compare import ablation_report
+from core.inference.translate import translate
+
+
+@dataclass
+class AblateRequest:
+    """Ablate ``heads`` ("2:3,3:1", 1-based) of ``kind`` ("enc", "dec", "cross") on ``text``."""
+
+    text: str
+    heads: str
+    kind: str = "enc"
+    beam: int = 1
+    pad_to: int | None = None
+
+
+@dataclass
+class CompareRequest:
+    """``mode`` "inputs": ``text_a`` and ``text_b`` on the app's model; "checkpoints": ``text_a``
+    on the app's model (A) and on the checkpoint directory ``path_b`` (B)."""
+
+    mode: str
+    text_a: str
+    text_b: str = ""
+    path_b: str = ""
+    beam: int = 1
+    pad_to: int | None = None
+
+
+@dataclass
+class CompareOutcome:
+    """The two runs (:class:`~core.inference.translate.Translation`) and their labels."""
+
+    a: object
+    b: object
+    label_a: str
+    label_b: str
+    mode: str
+
+
+class AnalysisWorker(QtCore.QObject):
+    """Signals: ``ablated(int, AblationReport, float ms)``, ``compared(int, CompareOutcome, float)``,
+    ``failed(int, str panel, str one-line reason)`` with panel "ablate" or "compare", ``busy(bool)``.
+
+    ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
+    this worker's thread, where the model worker sets it.
+    """
+
+    ablated = QtCore.Signal(int, object, float)
+    compared = QtCore.Signal(int, object, float)
+    failed = QtCore.Signal(int, str, str)
+    busy = QtCore.Signal(bool)
+
+    def __init__(self, checkpoint_of) -> None:
+        super().__init__()
+        self.checkpoint_of = checkpoint_of
+        self.second: Checkpoint | None = None  # the last checkpoint B that loaded
+        self._lock = threading.Lock()
+        self._latest = {"ablate": 0, "compare": 0}
+
+    def supersede(self, panel: str, request_id: int) -> None:
+        """Thread-safe: requests of ``panel`` with a smaller id than ``request_id`` that are
+        still waiting are skipped (their answer would be ignored anyway)."""
+        with self._lock:
+            self._latest[panel] = max(self._latest[panel], request_id)
+
+    def _stale(self, panel: str, request_id: int) -> bool:
+        with self._lock:
+            return request_id < self._latest[panel]
+
+    def _model(self) -> Checkpoint:
+        ckpt = self.checkpoint_of()
+        if ckpt is None:
+            raise InputError("no model loaded yet")
+        return ckpt
+
+    @staticmethod
+    def _text(text: str, which: str = "") -> str:
+        if not (text or "").strip():
+            raise InputError(f"type a Korean sentence{which} first (the text is empty)")
+        return text
+
+    def second_checkpoint(self, path: str, device: str) -> Checkpoint:
+        """Checkpoint B: the one already loaded from ``path``, else loaded now.
+
+        Raises:
+            StudioError: no path, or the checkpoint cannot be loaded (the previous B stays)."""
+        if not path.strip():
+            raise InputError("choose checkpoint B (a checkpoint directory) first")
+        p = Path(path).expanduser()
+        if self.second is not None and self.second.path.resolve() == p.resolve() \
+                and self.second.device.type == device:
+            return self.second
+        try:
+            ckpt = load_checkpoint(p, device=device)
+        except (StudioError, ValueError, OSError) as exc:
+            raise InputError(f"checkpoint B could not be loaded: {exc}") from None
+        self.second = ckpt
+        return ckpt
+
+    def _run(self, request_id: int, panel: str, work, done) -> None:
+        if self._stale(panel, request_id):
+            return
+        self.busy.emit(True)
+        t0 = time.perf_counter()
+        try:
+            out = work()
+        except (StudioError, ValueError) as exc:
+            self.failed.emit(request_id, panel, str(exc))
+        except Exception as exc:  # noqa: BLE001 - report, keep the app alive
+            self.failed.emit(request_id, panel, f"unexpected error: {type(exc).__name__}: {exc}")
+        else:
+            done.emit(request_id, out, (time.perf_counter() - t0) * 1000.0)
+        finally:
+            self.busy.emit(False)
+
+    @QtCore.Slot(int, object)
+    def ablate(self, request_id: int, req: AblateRequest) -> None:
+        def work():
+            ckpt = self._model()
+            text = self._text(req.text)
+            heads = parse_heads(req.heads)
+            return ablation_report(ckpt, text, heads, req.kind, beam=req.beam, pad_to=req.pad_to)
+
+        self._run(request_id, "ablate", work, self.ablated)
+
+    @QtCore.Slot(int, object)
+    def compare(self, request_id: int, req: CompareRequest) -> None:
+        def work():
+            ckpt = self._model()
+            opts = dict(beam=req.beam, pad_to=req.pad_to)
+            if req.mode == "inputs":
+                a_text, b_text = self._text(req.text_a, " A"), self._text(req.text_b, " B")
+                return CompareOutcome(translate(ckpt, a_text, **opts), translate(ckpt, b_text, **opts),
+                                      f"A: {a_text.strip()}", f"B: {b_text.strip()}", req.mode)
+            if req.mode != "checkpoints":
+                raise InputError(f"unknown comparison {req.mode!r}")
+            text = self._text(req.text_a)
+            second = self.second_checkpoint(req.path_b, ckpt.device.type)
+            return CompareOutcome(translate(ckpt, text, **opts), translate(second, text, **opts),
+                                  f"A: {ckpt.name}", f"B: {second.name}", req.mode)
+
+        self._run(request_id, "compare", work, self.compared)
+
+
+__all__ = ["AnalysisWorker", "AblateRequest", "CompareRequest", "CompareOutcome"]

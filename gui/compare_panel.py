@@ -1,0 +1,141 @@
+"""The "Compare" tab (issue 13, Side by side): two runs with the same head selected, either two
+inputs on the app's model (나는 … vs 너는 …) or one input on two checkpoints (B chosen with a
+file dialog or typed; loaded in the worker thread). Both maps are drawn on one grid; where the
+shapes and tokens match, a difference map B − A (diverging colours, 0 = white, hover values);
+where they do not, a line says why no difference is drawn.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6 import QtCore, QtWidgets
+
+from core.errors import InputError
+from gui.compare_data import compare_maps, head_map
+from gui.pair_views import DetachablePanel, MapRow, error_style
+
+MODES = {"inputs": "two inputs, this model", "checkpoints": "two checkpoints, one input"}
+
+
+class ComparePanel(DetachablePanel):
+    """Signals: ``compare_requested()``, ``browse_requested()``. ``outcome`` is the last good
+    :class:`~gui.analysis_worker.CompareOutcome`; ``comparison`` the last drawn
+    :class:`~gui.compare_data.Comparison` (None when a map is missing)."""
+
+    compare_requested = QtCore.Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__("Compare", parent)
+        self.outcome = None
+        self.comparison = None
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+        body = QtWidgets.QWidget()
+        scroll.setWidget(body)
+        v = QtWidgets.QVBoxLayout(body)
+        top = QtWidgets.QHBoxLayout()
+        self.mode = QtWidgets.QComboBox()
+        for k, name in MODES.items():
+            self.mode.addItem(name, k)
+        self.compare_button = QtWidgets.QPushButton("Compare")
+        top.addWidget(self.mode, 1)
+        top.addWidget(self.compare_button)
+        top.addWidget(self.detach_button)
+        form = QtWidgets.QFormLayout()
+        self.text_a = QtWidgets.QLineEdit()
+        self.text_a.setPlaceholderText("Korean sentence A (empty: the sentence above)")
+        self.text_b = QtWidgets.QLineEdit()
+        self.text_b.setPlaceholderText("Korean sentence B, e.g. one word changed")
+        path_row = QtWidgets.QHBoxLayout()
+        self.path_b = QtWidgets.QLineEdit()
+        self.path_b.setPlaceholderText("checkpoint B directory")
+        self.browse_button = QtWidgets.QPushButton("Browse…")
+        path_row.addWidget(self.path_b, 1)
+        path_row.addWidget(self.browse_button)
+        self.path_box = QtWidgets.QWidget()
+        self.path_box.setLayout(path_row)
+        path_row.setContentsMargins(0, 0, 0, 0)
+        form.addRow("Input A:", self.text_a)
+        self.text_b_label = QtWidgets.QLabel("Input B:")
+        form.addRow(self.text_b_label, self.text_b)
+        self.path_label = QtWidgets.QLabel("Checkpoint B:")
+        form.addRow(self.path_label, self.path_box)
+        self.status = QtWidgets.QLabel("choose what to compare and press Compare; the head is the one selected "
+                                       "in the grid")
+        self.status.setWordWrap(True)
+        self.summary = QtWidgets.QLabel("")
+        self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.maps = MapRow(("A", "B"), with_diff=True)
+        v.addLayout(top)
+        v.addLayout(form)
+        v.addWidget(self.status)
+        v.addWidget(self.summary)
+        v.addWidget(self.maps, 1)
+        self.mode.currentIndexChanged.connect(self._mode_changed)
+        self.compare_button.clicked.connect(self.compare_requested)
+        self.text_b.returnPressed.connect(self.compare_requested)
+        self.browse_button.clicked.connect(self.browse)
+        self._mode_changed()
+
+    @property
+    def current_mode(self) -> str:
+        return self.mode.currentData()
+
+    def set_mode(self, mode: str) -> None:
+        self.mode.setCurrentIndex(list(MODES).index(mode))
+
+    def _mode_changed(self) -> None:
+        two_inputs = self.current_mode == "inputs"
+        for w in (self.text_b, self.text_b_label):
+            w.setVisible(two_inputs)
+        for w in (self.path_box, self.path_label):
+            w.setVisible(not two_inputs)
+
+    def browse(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Checkpoint B (a checkpoint directory)",
+                                                          self.path_b.text())
+        if path:
+            self.path_b.setText(path)
+
+    def show_error(self, reason: str) -> None:
+        kept = " — the last result stays below" if self.outcome is not None else ""
+        error_style(self.status, f"{reason}{kept}", True)
+
+    def show_outcome(self, outcome, ms: float, selection: tuple[str, int, int]) -> None:
+        self.outcome = outcome
+        error_style(self.status, f"compared {MODES[outcome.mode]} · {ms:.0f} ms", False)
+        self.refresh(selection)
+
+    def refresh(self, selection: tuple[str, int, int]) -> None:
+        """Draw the last outcome for the head ``selection`` (view kind, 0-based layer and head)."""
+        o = self.outcome
+        if o is None:
+            return
+        kind, layer, head = selection
+        rows = "".join(f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(r.translation)}</td>"
+                       f"<td align='right'>{'—' if r.logprob is None else f'{r.logprob:.3f}'}</td></tr>"
+                       for label, r in ((o.label_a, o.a), (o.label_b, o.b)))
+        self.summary.setText("<table cellspacing='4'><tr><th></th><th align='left'>translation</th>"
+                             f"<th>log P (nats)</th></tr>{rows}</table>")
+        self.maps.set_font(self.font())
+        maps, problems = [], []
+        for label, r in (("A", o.a), ("B", o.b)):
+            try:
+                maps.append(head_map(r, kind, layer, head, label))
+            except InputError as exc:
+                maps.append(None)
+                problems.append(str(exc))
+        a, b = maps
+        self.comparison = compare_maps(a, b) if a is not None and b is not None else None
+        self.maps.show_pair(a, b, self.comparison)
+        if problems:
+            why = "no difference map: " + "; ".join(problems)
+            self.maps.reason.setText(why)
+            if self.maps.diff is not None:
+                self.maps.diff.set_empty(why.replace(": ", ":\n", 1))

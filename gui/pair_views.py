@@ -1,0 +1,159 @@
+"""Widgets shared by the ablation and compare panels: maps side by side, a difference map with a
+diverging colour map centred at 0, and panels that can leave the tab for a window of their own."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from gui.compare_data import Comparison, HeadMap
+from gui.heatmap import Heatmap
+
+# blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
+DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
+HINT = "hover a cell for its value (queries and keys numbered from 1)"
+
+
+class DiffHeatmap(Heatmap):
+    """A :class:`Heatmap` of B − A: colour levels ``(−m, m)`` with m = max |B − A| over open
+    cells (so 0 is white), the colour bar says so, the hover read-out names the difference."""
+
+    EMPTY = "B − A appears here when both maps have the same shape and tokens."
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(DIVERGING, parent)
+        self.colorbar.axis.enableAutoSIPrefix(False)  # else ±0.9 reads as ±900 (a milli prefix nobody sees)
+        self.set_empty()
+
+    def set_matrix(self, matrix, mask, row_tokens, col_tokens, title="", row_label="query", col_label="key") -> None:
+        super().set_matrix(matrix, mask, row_tokens, col_tokens, title, row_label, col_label)
+        values = np.asarray(matrix, dtype=np.float64)
+        if mask is not None:
+            values = values[~np.asarray(mask, dtype=bool)]
+        m = float(np.abs(values).max()) if values.size else 0.0
+        m = max(m, 1e-6)
+        self.levels = (-m, m)
+        self.matrix_image.image.setLevels(self.levels)
+        self.colorbar.setLevels(self.levels)
+        self.colorbar.axis.setLabel(f"B − A, centred at 0 (± {m:.3g})", **self._css(-1))
+        self._draw_values()
+
+    def _draw_values(self) -> None:
+        """As :class:`Heatmap`, but the text is dark on the pale middle of the diverging map."""
+        super()._draw_values()
+        m = max(abs(self.levels[0]), abs(self.levels[1]), 1e-12)
+        rows, cols = self.matrix.shape
+        for idx, item in enumerate(self.value_items[: rows * cols]):
+            r, c = divmod(idx, cols)
+            item.setColor("#111111" if abs(float(self.matrix[r, c])) < 0.6 * m else "#f5f5f5")
+
+    def set_colormap(self, cmap: pg.ColorMap) -> None:  # always diverging
+        super().set_colormap(DIVERGING)
+
+    def describe(self, row: int, col: int) -> str:
+        return "B − A: " + super().describe(row, col)
+
+
+class MapRow(QtWidgets.QWidget):
+    """Two maps (A, B) and optionally their difference, one hover line and one reason line.
+    ``maps`` holds the :class:`Heatmap` s, left to right."""
+
+    def __init__(self, titles: tuple[str, str], with_diff: bool, parent=None) -> None:
+        super().__init__(parent)
+        cmap = pg.colormap.get("viridis")
+        v = QtWidgets.QVBoxLayout(self)
+        v.setContentsMargins(0, 0, 0, 0)
+        row = QtWidgets.QHBoxLayout()
+        self.a, self.b = Heatmap(cmap), Heatmap(cmap)
+        self.diff = DiffHeatmap() if with_diff else None
+        self.maps = [m for m in (self.a, self.b, self.diff) if m is not None]
+        self.hover = QtWidgets.QLabel(HINT)
+        self.reason = QtWidgets.QLabel("")
+        self.reason.setWordWrap(True)
+        for m, t in zip(self.maps, (*titles, "B − A")):
+            m.set_empty(f"{t}:\nnothing yet")
+            m.setMinimumSize(260, 240)
+            m.hovered.connect(lambda text: self.hover.setText(text or HINT))
+            row.addWidget(m, 1)
+        v.addLayout(row, 1)
+        v.addWidget(self.hover)
+        v.addWidget(self.reason)
+
+    def set_font(self, font: QtGui.QFont) -> None:
+        for m in self.maps:
+            m.set_font(font)
+
+    def show_pair(self, a: HeadMap | None, b: HeadMap | None, comparison: Comparison | None = None) -> None:
+        """Draw A and B (None: say why in that map) on one grid, and B − A where there is one."""
+        for m, hm in ((self.a, a), (self.b, b)):
+            if hm is None:
+                m.set_empty("this head does not exist in this run")
+            else:
+                m.set_matrix(hm.weights, hm.mask, hm.row_tokens, hm.col_tokens, hm.title, hm.row_label, hm.col_label)
+        if a is not None and b is not None:  # aligned: the same number of cells per axis, cell i beside cell i
+            rows = max(a.weights.shape[0], b.weights.shape[0], 1)
+            cols = max(a.weights.shape[1], b.weights.shape[1], 1)
+            for m in (self.a, self.b):
+                m.view.setRange(QtCore.QRectF(0, 0, cols, rows), padding=0)
+        if self.diff is None:
+            return
+        if comparison is not None and comparison.diff is not None:
+            self.diff.set_matrix(comparison.diff, comparison.diff_mask, a.row_tokens, a.col_tokens,
+                                 f"B − A, {a.title.split(' — ')[-1]}", a.row_label, a.col_label)
+            self.reason.setText(f"difference map: largest |B − A| = {comparison.max_abs:.4f} "
+                                "(red: B attends more, blue: less)")
+        else:
+            why = comparison.reason if comparison is not None else "no difference map"
+            self.diff.set_empty(why.replace(": ", ":\n", 1))
+            self.reason.setText(why)
+
+
+def error_style(label: QtWidgets.QLabel, text: str, error: bool) -> None:
+    """A status line: errors in dark red with ⚠, other messages in grey."""
+    label.setText(("⚠ " if error else "") + text)
+    label.setStyleSheet("color: #a01010;" if error else "color: #555555;")
+
+
+class DetachablePanel(QtWidgets.QWidget):
+    """A tab page that can open in a window of its own (more room for maps side by side) and goes
+    back into its tab when that window closes. ``tab_title`` names it in both places."""
+
+    def __init__(self, tab_title: str, parent=None) -> None:
+        super().__init__(parent)
+        self.tab_title = tab_title
+        self.tabs: QtWidgets.QTabWidget | None = None
+        self.detach_button = QtWidgets.QPushButton("Open in own window")
+        self.detach_button.setToolTip("more room for the maps; close that window to put the panel back")
+        self.detach_button.clicked.connect(self.toggle_window)
+
+    @property
+    def detached(self) -> bool:
+        return self.isWindow()
+
+    def toggle_window(self) -> None:
+        if self.detached:
+            self.close()
+            return
+        if self.tabs is None:
+            return
+        i = self.tabs.indexOf(self)
+        if i >= 0:
+            self.tabs.removeTab(i)
+        self.setParent(self.tabs.window(), QtCore.Qt.WindowType.Window)  # closes with the main window
+        self.setWindowTitle(f"Attention Studio — {self.tab_title}")
+        self.detach_button.setText("Back into the tab")
+        self.resize(1200, 820)
+        self.show()
+
+    def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        if self.detached and self.tabs is not None:
+            ev.ignore()
+            self.hide()
+            self.setWindowFlag(QtCore.Qt.WindowType.Window, False)
+            self.tabs.addTab(self, self.tab_title)
+            self.tabs.setCurrentWidget(self)
+            self.detach_button.setText("Open in own window")
+            self.show()
+            return
+        super().closeEvent(ev)

@@ -1,0 +1,205 @@
+"""The Ablate heads and Compare tabs (issue 13), offscreen, driven like a user: the panels show
+what core computes (checked against core's own functions and against independent runs of models
+whose W^O block for a head is zeroed), and bad input leaves the last result on screen."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from PySide6 import QtCore
+
+from core.inference.ablation import translate_ablated
+from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.inference.translate import translate
+from core.transformer.model import Transformer
+from gui.app import register_fonts
+from gui.compare_data import head_map
+from gui.main_window import MainWindow
+from tests.conftest import tiny_config
+
+TEXT = "집에 누군가 있어?"
+OTHER = "제발 앉아."
+
+
+@pytest.fixture
+def window(qtbot, tiny_checkpoint):
+    win = MainWindow(font_family=register_fonts())
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
+        win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    win.inputs.text.setText(TEXT)
+    yield win
+    win.close()
+
+
+@pytest.fixture(scope="module")
+def second_checkpoint(tmp_path_factory, tiny_tokenizers):
+    """Same tokenizers and sizes as ``tiny_checkpoint``, other weights: maps of the same shape."""
+    src_tok, tgt_tok = tiny_tokenizers
+    torch.manual_seed(7)
+    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
+    return save_checkpoint(tmp_path_factory.mktemp("ckpt_b") / "tiny-b", model, src_tok, tgt_tok)
+
+
+def ablate(qtbot, win, heads: str, kind: str):
+    tabs = win.analysis
+    p = tabs.ablation
+    p.kind.setCurrentIndex(p.kind.findData(kind))
+    p.heads.setText(heads)
+    p._sync_boxes(heads)
+    with qtbot.waitSignal(tabs.answered, timeout=30000, check_params_cb=lambda panel: panel == "ablate"):
+        qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
+
+
+def compare(qtbot, win):
+    tabs = win.analysis
+    with qtbot.waitSignal(tabs.answered, timeout=30000, check_params_cb=lambda panel: panel == "compare"):
+        qtbot.mouseClick(tabs.compare.compare_button, QtCore.Qt.MouseButton.LeftButton)
+
+
+def test_ablation_panel_equals_core(qtbot, window, tiny_checkpoint):
+    p = window.analysis.ablation
+    assert len(p.boxes) == 2 * 4  # the grid was sized for the model: 2 encoder layers × 4 heads
+    p.boxes[(2, 3)].setChecked(True)
+    p.boxes[(1, 1)].setChecked(True)
+    assert p.heads.text() == "1:1,2:3"
+    ablate(qtbot, window, p.heads.text(), "enc")
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    ref = translate_ablated(ck, TEXT, [(1, 1), (2, 3)], "enc")
+    got = p.report.result
+    assert got.heads == [(1, 1), (2, 3)] and got.kind == "enc"
+    for g, r in ((got.ablated, ref.ablated), (got.original, ref.original)):
+        assert [s.token_id for s in g.steps] == [s.token_id for s in r.steps]
+        assert [s.logprob for s in g.steps] == pytest.approx([s.logprob for s in r.steps], abs=1e-9)
+        assert g.logprob == pytest.approx(r.logprob, abs=1e-9)
+    # per token: the unablated output's log P under ablation sums to core's total
+    assert sum(p.report.ablated_logprobs) == pytest.approx(ref.original_output_logprob, abs=1e-6)
+    assert p.report.original_logprobs == pytest.approx([s.logprob for s in ref.original.steps], abs=1e-9)
+    n = len(ref.original.steps)
+    assert p.table.rowCount() == n + 1
+    assert p.table.item(n, 4).text() == f"{ref.original_output_logprob - ref.original.logprob:+.4f}"
+    assert p.table.item(0, 1).text() == ref.original.steps[0].token
+    assert ref.ablated.translation in p.summary.text().replace("&#x27;", "'")
+    # the top-k panels show each run's candidates at the main view's step (clamped to the run)
+    k = max(1, min(window.vm.step, len(ref.ablated.steps)))
+    assert p.topk_b.tokens == [t for t, _ in ref.ablated.steps[k - 1].top_k]
+    # the ablation ran on the model's worker thread and left the model unablated
+    assert window.analysis.worker.thread() is window.thread
+    assert window.thread is not QtCore.QThread.currentThread()
+    assert all(not m.ablated_heads for m in window.worker.checkpoint.model.modules() if hasattr(m, "ablated_heads"))
+
+
+def zeroed(ck, kind, layer, head):
+    """An independent model: a deep copy with head ``head``'s input block of W^O set to 0."""
+    ck2 = copy.copy(ck)
+    ck2.model = m = copy.deepcopy(ck.model)
+    blk = (m.encoder_layers if kind == "enc" else m.decoder_layers)[layer]
+    mha = blk.cross_attn if kind == "cross" else blk.self_attn
+    d = mha.d_head
+    with torch.no_grad():
+        mha.w_o.weight[:, head * d:(head + 1) * d] = 0.0  # nn.Linear stores W^O transposed
+    return ck2
+
+
+@pytest.mark.parametrize("kind,view", [("dec", "decoder"), ("enc", "cross")])
+def test_gui_ablated_map_equals_model_with_zeroed_w_o(qtbot, window, tiny_checkpoint, kind, view):
+    window.set_view(view)
+    window.select(1, 2)  # layer 2, head 3: downstream of the ablated layer-1 head
+    ablate(qtbot, window, "1:2", kind)
+    p = window.analysis.ablation
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    expected = head_map(translate(zeroed(ck, kind, 0, 1), TEXT), view, 1, 2)
+    plain = head_map(translate(ck, TEXT), view, 1, 2)
+    drawn_b, drawn_a = p.maps.b.image.image, p.maps.a.image.image
+    assert drawn_b.shape == expected.weights.shape
+    np.testing.assert_allclose(drawn_b, expected.weights, atol=1e-6)
+    np.testing.assert_allclose(drawn_a, plain.weights, atol=1e-6)
+    assert np.abs(expected.weights - plain.weights).max() > 1e-4  # the ablation changed this map
+    assert p.maps.b.row_tokens == expected.row_tokens and p.maps.b.col_tokens == expected.col_tokens
+
+
+def test_compare_two_checkpoints_difference_is_b_minus_a(qtbot, window, tiny_checkpoint, second_checkpoint):
+    window.set_view("encoder")
+    window.select(1, 3)
+    c = window.analysis.compare
+    c.set_mode("checkpoints")
+    c.path_b.setText(str(second_checkpoint))
+    compare(qtbot, window)
+    a = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT).maps.encoder_self[1, 3].numpy()
+    b = translate(load_checkpoint(second_checkpoint, device="cpu"), TEXT).maps.encoder_self[1, 3].numpy()
+    want = b.astype(np.float64) - a.astype(np.float64)
+    assert np.abs(want).max() > 1e-3  # two different models
+    assert c.comparison is not None and c.comparison.diff is not None
+    np.testing.assert_allclose(c.comparison.diff, want, atol=1e-7)
+    np.testing.assert_allclose(c.maps.diff.image.image, want, atol=1e-6)  # what is drawn
+    m = np.abs(want).max()
+    assert c.maps.diff.levels == pytest.approx((-m, m), rel=1e-6)  # centred at 0
+    i, j = np.unravel_index(np.argmax(np.abs(want)), want.shape)
+    assert c.maps.diff.describe(i, j).endswith(f"{want[i, j]:.4f}")  # hover value
+    assert c.maps.reason.text().startswith("difference map")
+    # a different head selected in the grid redraws the difference of that head
+    window.grid.clicked.emit((0, 0))  # as a click on thumbnail L1 H1
+    qtbot.waitUntil(lambda: c.comparison.a.title.endswith("L1 H1"), timeout=5000)
+    a0 = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT).maps.encoder_self[0, 0].numpy()
+    b0 = translate(load_checkpoint(second_checkpoint, device="cpu"), TEXT).maps.encoder_self[0, 0].numpy()
+    np.testing.assert_allclose(c.comparison.diff, b0.astype(np.float64) - a0, atol=1e-7)
+
+
+def test_compare_two_inputs_of_different_shape_draws_no_difference(qtbot, window, tiny_checkpoint):
+    window.set_view("encoder")
+    window.select(0, 1)
+    c = window.analysis.compare
+    c.set_mode("inputs")
+    c.text_a.setText(TEXT)
+    c.text_b.setText(OTHER)
+    compare(qtbot, window)
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    ra, rb = translate(ck, TEXT), translate(ck, OTHER)
+    assert len(ra.maps.src_tokens) != len(rb.maps.src_tokens)  # the case under test
+    assert c.comparison.diff is None
+    assert "shapes differ" in c.maps.reason.text()
+    assert c.maps.diff.matrix.size == 0  # no difference image at all
+    # both maps with their own token labels, each equal to its own run
+    assert c.maps.a.col_tokens == ra.maps.src_tokens and c.maps.b.col_tokens == rb.maps.src_tokens
+    np.testing.assert_allclose(c.maps.b.image.image, rb.maps.encoder_self[0, 1].numpy(), atol=1e-7)
+    # aligned: both views span the larger map, so cell i of A sits beside cell i of B
+    n = max(len(ra.maps.src_tokens), len(rb.maps.src_tokens))
+    for hm in (c.maps.a, c.maps.b):
+        assert hm.view.viewRange()[0] == pytest.approx([0, n], abs=1e-6)
+
+
+def test_bad_input_keeps_the_last_result(qtbot, window, tmp_path):
+    p = window.analysis.ablation
+    ablate(qtbot, window, "1:1", "enc")
+    good = p.report
+    assert good is not None
+    ablate(qtbot, window, "3:1", "enc")  # the model has 2 encoder layers
+    assert "out of range" in p.status.text() and p.status.text().startswith("⚠")
+    assert p.report is good
+    window.inputs.text.setText("   ")
+    ablate(qtbot, window, "1:1", "enc")
+    assert "empty" in p.status.text() and p.report is good
+    window.inputs.text.setText(TEXT)
+    ablate(qtbot, window, "1:x", "enc")
+    assert "layer:head" in p.status.text() and p.report is good
+    c = window.analysis.compare
+    c.set_mode("inputs")
+    c.text_b.setText(OTHER)
+    compare(qtbot, window)
+    last = c.outcome
+    assert last is not None
+    (tmp_path / "broken").mkdir()
+    c.set_mode("checkpoints")
+    c.path_b.setText(str(tmp_path / "broken"))
+    compare(qtbot, window)
+    assert "checkpoint B could not be loaded" in c.status.text() and c.outcome is last
+    c.set_mode("inputs")
+    c.text_b.setText("")
+    compare(qtbot, window)
+    assert "empty" in c.status.text() and c.outcome is last
+    assert window.isVisible() and window.analysis.worker.second is None  # the app is up, no B kept
