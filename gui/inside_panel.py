@@ -78,7 +78,7 @@ class InsidePanel(QtWidgets.QWidget):
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
         signed = pg.colormap.get(SIGNED)
-        self.strips = [ValueStrip(self.plots.ci, i, win.cmap if i == 4 else signed) for i in range(7)]
+        self.strips = [ValueStrip(self.plots.ci, i, win.cmap if i == 4 else signed, diverging=i != 4) for i in range(7)]
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fit the width

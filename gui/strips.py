@@ -40,7 +40,8 @@ def value_text(v: float) -> str:
 class ValueStrip:
     """One matrix as a PlotItem in ``layout`` at ``row``: image, token axes, printed values."""
 
-    def __init__(self, layout: pg.GraphicsLayout, row: int, cmap: pg.ColorMap) -> None:
+    def __init__(self, layout: pg.GraphicsLayout, row: int, cmap: pg.ColorMap, diverging: bool = False) -> None:
+        self.diverging = diverging  # light in the middle of the levels: dark text there, light at the ends
         self.plot = layout.addPlot(row=row, col=0, axisItems=token_axes("left", "bottom"))
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
@@ -118,7 +119,8 @@ class ValueStrip:
                 continue
             (r, c), text = cells[i]
             v = float(self.matrix[r, c])
-            bright = text == NEG_INF or (hi > lo and (v - lo) / (hi - lo) > 0.6)
+            t = (v - lo) / (hi - lo) if hi > lo else 0.5
+            bright = text == NEG_INF or (abs(t - 0.5) < 0.3 if self.diverging else t > 0.6)
             item.setText(text)
             item.setColor("#111111" if bright else "#f5f5f5")
             item.fill = pg.mkBrush(255, 255, 255, 230) if text == NEG_INF else pg.mkBrush(None)  # legible on hatch
