@@ -203,3 +203,34 @@ def test_bad_input_keeps_the_last_result(qtbot, window, tmp_path):
     compare(qtbot, window)
     assert "empty" in c.status.text() and c.outcome is last
     assert window.isVisible() and window.analysis.worker.second is None  # the app is up, no B kept
+
+
+def test_compare_maps_rules():
+    """Qt-free: B − A only with the same shape and tokens; masked cells (either run) are 0 and flagged."""
+    from gui.compare_data import HeadMap, compare_maps
+
+    rng = np.random.default_rng(0)
+    wa, wb = rng.random((3, 4)), rng.random((3, 4))
+    ma = np.zeros((3, 4), bool)
+    mb = ma.copy()
+    mb[0, 3] = True
+    a = HeadMap(wa, ma, ["x", "y", "z"], list("abcd"), "q", "k", "A")
+    b = HeadMap(wb, mb, ["x", "y", "z"], list("abcd"), "q", "k", "B")
+    c = compare_maps(a, b)
+    want = wb - wa
+    want[0, 3] = 0.0
+    np.testing.assert_array_equal(c.diff, want)
+    assert c.diff_mask[0, 3] and c.diff_mask.sum() == 1 and c.reason == ""
+    other = HeadMap(wb, mb, ["x", "w", "z"], list("abcd"), "q", "k", "B")  # same shape, query 2 differs
+    c2 = compare_maps(a, other)
+    assert c2.diff is None and "query 2 differs" in c2.reason
+
+
+def test_panel_opens_in_its_own_window_and_returns(qtbot, window):
+    p = window.analysis.compare
+    tabs = window.live.tabs
+    n = tabs.count()
+    p.toggle_window()
+    assert p.isWindow() and tabs.indexOf(p) == -1 and tabs.count() == n - 1
+    p.close()
+    assert not p.isWindow() and tabs.indexOf(p) >= 0 and tabs.count() == n
