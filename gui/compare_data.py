@@ -85,14 +85,28 @@ class Comparison:
         return float(np.abs(open_cells).max()) if open_cells.size else 0.0
 
 
-def compare_maps(a: HeadMap, b: HeadMap) -> Comparison:
-    """B − A where shapes and tokens match (masked cells set to 0 and flagged), else the reason."""
+def compare_maps(a: HeadMap, b: HeadMap, by_position: bool = False) -> Comparison:
+    """B − A where shapes and tokens match (masked cells set to 0 and flagged), else the reason.
+
+    ``by_position``: also draw B − A where only the tokens differ (same shape, e.g. 나는 … vs
+    너는 …); ``reason`` then names the differing positions, and :func:`position_labels` labels them.
+    """
     reason = mismatch(a, b)
-    if reason:
+    if reason and not (by_position and a.weights.shape == b.weights.shape):
         return Comparison(a, b, None, None, reason)
+    if reason:
+        n = sum(x != y for x, y in zip(a.row_tokens, b.row_tokens)) + \
+            sum(x != y for x, y in zip(a.col_tokens, b.col_tokens))
+        reason = (f"B − A by position: {n} token label(s) differ, shown as A|B "
+                  f"({reason.split(': ', 1)[1].split(';')[0]})")
     mask = a.mask | b.mask
     diff = np.where(mask, 0.0, b.weights - a.weights)
-    return Comparison(a, b, diff, mask, "")
+    return Comparison(a, b, diff, mask, reason)
+
+
+def position_labels(a: list[str], b: list[str]) -> list[str]:
+    """Axis labels for a by-position difference: the token where A and B agree, else "A|B"."""
+    return [x if x == y else f"{x}|{y}" for x, y in zip(a, b)]
 
 
 def top_k_at(result: Translation, k: int) -> tuple[list[tuple[str, float]], str | None, int]:
@@ -127,5 +141,5 @@ def token_rows(report) -> list[TokenRow]:
             for i, (b, a) in enumerate(zip(report.original_logprobs, report.ablated_logprobs))]
 
 
-__all__ = ["HeadMap", "head_map", "Comparison", "compare_maps", "mismatch", "top_k_at", "TokenRow", "token_rows",
-           "CORE_KIND", "VIEW_KIND"]
+__all__ = ["HeadMap", "head_map", "Comparison", "compare_maps", "position_labels", "mismatch", "top_k_at",
+           "TokenRow", "token_rows", "CORE_KIND", "VIEW_KIND"]

@@ -2,7 +2,8 @@
 inputs on the app's model (나는 … vs 너는 …) or one input on two checkpoints (B chosen with a
 file dialog or typed; loaded in the worker thread). Both maps are drawn on one grid; where the
 shapes and tokens match, a difference map B − A (diverging colours, 0 = white, hover values);
-where they do not, a line says why no difference is drawn.
+where they do not, a line says why no difference is drawn. An opt-in check box also subtracts
+by position where only tokens differ (same shape), labelling those positions A|B.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class ComparePanel(DetachablePanel):
         super().__init__("Compare", parent)
         self.outcome = None
         self.comparison = None
+        self.selection_shown: tuple[str, int, int] = ("cross", 0, 0)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(2, 2, 2, 2)
         scroll = QtWidgets.QScrollArea()
@@ -43,7 +45,12 @@ class ComparePanel(DetachablePanel):
         for k, name in MODES.items():
             self.mode.addItem(name, k)
         self.compare_button = QtWidgets.QPushButton("Compare")
+        self.by_position = QtWidgets.QCheckBox("B − A also where only tokens differ")
+        self.by_position.setToolTip("same shape, different tokens (나는 … vs 너는 …): subtract by position; "
+                                    "the differing labels read A|B")
+        self.by_position.toggled.connect(lambda _on: self.refresh(self.selection_shown))
         top.addWidget(self.mode, 1)
+        top.addWidget(self.by_position)
         top.addWidget(self.compare_button)
         top.addWidget(self.detach_button)
         form = QtWidgets.QFormLayout()
@@ -117,6 +124,7 @@ class ComparePanel(DetachablePanel):
         o = self.outcome
         if o is None:
             return
+        self.selection_shown = selection
         kind, layer, head = selection
         rows = "".join(f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(r.translation)}</td>"
                        f"<td align='right'>{'—' if r.logprob is None else f'{r.logprob:.3f}'}</td></tr>"
@@ -132,10 +140,8 @@ class ComparePanel(DetachablePanel):
                 maps.append(None)
                 problems.append(str(exc))
         a, b = maps
-        self.comparison = compare_maps(a, b) if a is not None and b is not None else None
+        by_position = self.by_position.isChecked()
+        self.comparison = compare_maps(a, b, by_position) if a is not None and b is not None else None
         self.maps.show_pair(a, b, self.comparison)
         if problems:
-            why = "no difference map: " + "; ".join(problems)
-            self.maps.reason.setText(why)
-            if self.maps.diff is not None:
-                self.maps.diff.set_empty(why.replace(": ", ":\n", 1))
+            self.maps.no_diff("no difference map: " + "; ".join(problems))

@@ -3,16 +3,31 @@ diverging colour map centred at 0, and panels that can leave the tab for a windo
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.compare_data import Comparison, HeadMap
+from gui.compare_data import Comparison, HeadMap, position_labels
 from gui.heatmap import Heatmap
 
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
 HINT = "hover a cell for its value (queries and keys numbered from 1)"
+
+
+def clear_map(m: Heatmap, text: str) -> None:
+    """Empty ``m`` completely (image, mask overlay, cell values, title, ticks), then show ``text``:
+    a map that no longer applies must never stay on screen under a new explanation."""
+    m._args = None
+    m.matrix, m.mask = np.zeros((0, 0)), None
+    m.row_tokens, m.col_tokens = [], []
+    m.matrix_image.set(np.zeros((0, 0)), None)
+    for item in m.value_items:
+        item.hide()
+    m.plot.setTitle("")
+    m.set_empty(text)
 
 
 class DiffHeatmap(Heatmap):
@@ -88,7 +103,7 @@ class MapRow(QtWidgets.QWidget):
         """Draw A and B (None: say why in that map) on one grid, and B − A where there is one."""
         for m, hm in ((self.a, a), (self.b, b)):
             if hm is None:
-                m.set_empty("this head does not exist in this run")
+                clear_map(m, "this head does not exist in this run")
             else:
                 m.set_matrix(hm.weights, hm.mask, hm.row_tokens, hm.col_tokens, hm.title, hm.row_label, hm.col_label)
         if a is not None and b is not None:  # aligned: the same number of cells per axis, cell i beside cell i
@@ -99,14 +114,20 @@ class MapRow(QtWidgets.QWidget):
         if self.diff is None:
             return
         if comparison is not None and comparison.diff is not None:
-            self.diff.set_matrix(comparison.diff, comparison.diff_mask, a.row_tokens, a.col_tokens,
+            self.diff.set_matrix(comparison.diff, comparison.diff_mask, position_labels(a.row_tokens, b.row_tokens),
+                                 position_labels(a.col_tokens, b.col_tokens),
                                  f"B − A, {a.title.split(' — ')[-1]}", a.row_label, a.col_label)
             self.reason.setText(f"difference map: largest |B − A| = {comparison.max_abs:.4f} "
-                                "(red: B attends more, blue: less)")
+                                f"(red: B attends more, blue: less){'; ' if comparison.reason else ''}"
+                                f"{comparison.reason}")
         else:
-            why = comparison.reason if comparison is not None else "no difference map"
-            self.diff.set_empty(why.replace(": ", ":\n", 1))
-            self.reason.setText(why)
+            self.no_diff(comparison.reason if comparison is not None else "no difference map")
+
+    def no_diff(self, why: str) -> None:
+        """No difference map: the reason, wrapped, in its place and in full on the line below."""
+        if self.diff is not None:
+            clear_map(self.diff, textwrap.fill(why, 34))
+        self.reason.setText(why)
 
 
 def error_style(label: QtWidgets.QLabel, text: str, error: bool) -> None:

@@ -148,6 +148,13 @@ def test_compare_two_checkpoints_difference_is_b_minus_a(qtbot, window, tiny_che
     a0 = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT).maps.encoder_self[0, 0].numpy()
     b0 = translate(load_checkpoint(second_checkpoint, device="cpu"), TEXT).maps.encoder_self[0, 0].numpy()
     np.testing.assert_allclose(c.comparison.diff, b0.astype(np.float64) - a0, atol=1e-7)
+    # then two inputs of different shapes: the old difference image is gone, not left under the reason
+    c.set_mode("inputs")
+    c.text_a.setText(TEXT)
+    c.text_b.setText(OTHER)
+    compare(qtbot, window)
+    assert c.comparison.diff is None and c.maps.diff.matrix.size == 0
+    assert c.maps.diff.image.image is None and not any(i.isVisible() for i in c.maps.diff.value_items)
 
 
 def test_compare_two_inputs_of_different_shape_draws_no_difference(qtbot, window, tiny_checkpoint):
@@ -207,7 +214,7 @@ def test_bad_input_keeps_the_last_result(qtbot, window, tmp_path):
 
 def test_compare_maps_rules():
     """Qt-free: B − A only with the same shape and tokens; masked cells (either run) are 0 and flagged."""
-    from gui.compare_data import HeadMap, compare_maps
+    from gui.compare_data import HeadMap, compare_maps, position_labels
 
     rng = np.random.default_rng(0)
     wa, wb = rng.random((3, 4)), rng.random((3, 4))
@@ -224,6 +231,12 @@ def test_compare_maps_rules():
     other = HeadMap(wb, mb, ["x", "w", "z"], list("abcd"), "q", "k", "B")  # same shape, query 2 differs
     c2 = compare_maps(a, other)
     assert c2.diff is None and "query 2 differs" in c2.reason
+    c3 = compare_maps(a, other, by_position=True)  # opt-in: subtract by position, say so
+    np.testing.assert_array_equal(c3.diff, want)
+    assert "1 token label(s) differ" in c3.reason
+    assert position_labels(a.row_tokens, other.row_tokens) == ["x", "y|w", "z"]
+    shorter = HeadMap(wb[:2], mb[:2], ["x", "y"], list("abcd"), "q", "k", "B")
+    assert compare_maps(a, shorter, by_position=True).diff is None  # never across shapes
 
 
 def test_panel_opens_in_its_own_window_and_returns(qtbot, window):
