@@ -79,12 +79,14 @@ def test_gui_status_bar_shows_a_cut_reference(qtbot, tiny_checkpoint):
 
     win = MainWindow()
     qtbot.addWidget(win)
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    win.load_checkpoint(str(tiny_checkpoint), "cpu")
+    qtbot.waitUntil(lambda: win.model_info != "no model", timeout=20000)  # _on_loaded has run
     win.inputs.text.setText(SENTENCES[0])
     win.inputs.reference.setText(LONG_REF)
-    with qtbot.waitSignal(win.worker.translated, timeout=30000):
-        win.translate()
-    assert "reference has" in win.status.currentMessage()
+    win.translate()
+    # wait for the window to have *handled* the result (waitSignal returns when the worker emits,
+    # possibly before the queued slot on the GUI thread has run)
+    qtbot.waitUntil(lambda: win.result is not None and "reference has" in win.status.currentMessage(),
+                    timeout=30000)
     assert win.result.steps[-1].token != EOS
     win.close()
