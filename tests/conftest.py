@@ -65,3 +65,25 @@ def tiny_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
 def shipped() -> Path:
     """The shipped checkpoint (tests may override with STUDIO_TEST_CHECKPOINT while developing)."""
     return Path(os.environ.get("STUDIO_TEST_CHECKPOINT", SHIPPED))
+
+
+@pytest.fixture
+def window(qtbot, tiny_checkpoint):
+    """The main window, shown, with ``tiny_checkpoint`` loaded on the CPU (race-free:
+    :func:`tests.gui_support.open_window`); closed after the test."""
+    from tests.gui_support import open_window
+
+    win = open_window(qtbot, tiny_checkpoint)
+    yield win
+    win.close()
+
+
+@pytest.fixture(scope="session")
+def second_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
+    """Same tokenizers and sizes as ``tiny_checkpoint``, other weights: maps of the same shape."""
+    from core.inference.checkpoint import save_checkpoint
+
+    src_tok, tgt_tok = tiny_tokenizers
+    torch.manual_seed(7)
+    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
+    return save_checkpoint(tmp_path_factory.mktemp("ckpt_b") / "tiny-b", model, src_tok, tgt_tok)

@@ -11,51 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.inference.checkpoint import load_checkpoint
 from core.inference.decoding import DecodeSession
 from core.transformer.masks import causal_mask
-from gui.app import register_fonts
-from gui.main_window import MainWindow
-
-TEXT = "집에 누군가 있어?"
-
-
-@pytest.fixture
-def window(qtbot, tiny_checkpoint):
-    win = MainWindow(font_family=register_fonts())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    yield win
-    win.close()
-
-
-def type_korean(widget, text):
-    """Type as a Hangul IME does: each syllable is composed (pre-edit) and then committed."""
-    widget.setFocus()
-    for ch in text:
-        pre = QtGui.QInputMethodEvent(ch, [])
-        QtWidgets.QApplication.sendEvent(widget, pre)
-        commit = QtGui.QInputMethodEvent()
-        commit.setCommitString(ch)
-        QtWidgets.QApplication.sendEvent(widget, commit)
-
-
-def do(qtbot, win, action):
-    """Send work to the worker and wait until the window has shown the answer."""
-    version = win.vm.version
-    with qtbot.waitSignal(win.worker.translated, timeout=30000):
-        action()
-    qtbot.waitUntil(lambda: win.vm.version > version, timeout=10000)
-
-
-def type_and_translate(qtbot, win, text=TEXT):
-    """Type, press Enter (the live decoder starts at step 0), then Run to end ▶|."""
-    win.inputs.text.clear()
-    type_korean(win.inputs.text, text)
-    do(qtbot, win, lambda: qtbot.keyClick(win.inputs.text, QtCore.Qt.Key.Key_Return))
-    assert win.vm.step == 0
-    do(qtbot, win, lambda: qtbot.mouseClick(win.controls.end_button, QtCore.Qt.MouseButton.LeftButton))
-    return win.result
+from tests.gui_support import TEXT, do, type_and_translate
 
 
 def reference_session(tiny_checkpoint, text=TEXT):

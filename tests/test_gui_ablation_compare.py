@@ -12,54 +12,20 @@ import torch
 from PySide6 import QtCore
 
 from core.inference.ablation import translate_ablated
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.inference.checkpoint import load_checkpoint
 from core.inference.translate import translate
-from core.transformer.model import Transformer
-from gui.app import register_fonts
 from gui.compare_data import head_map
-from gui.main_window import MainWindow
-from tests.conftest import tiny_config
+from tests.gui_support import ablate, compare
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."
 
 
 @pytest.fixture
-def window(qtbot, tiny_checkpoint):
-    win = MainWindow(font_family=register_fonts())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    win.inputs.text.setText(TEXT)
-    yield win
-    win.close()
-
-
-@pytest.fixture(scope="module")
-def second_checkpoint(tmp_path_factory, tiny_tokenizers):
-    """Same tokenizers and sizes as ``tiny_checkpoint``, other weights: maps of the same shape."""
-    src_tok, tgt_tok = tiny_tokenizers
-    torch.manual_seed(7)
-    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
-    return save_checkpoint(tmp_path_factory.mktemp("ckpt_b") / "tiny-b", model, src_tok, tgt_tok)
-
-
-def ablate(qtbot, win, heads: str, kind: str):
-    tabs = win.analysis
-    p = tabs.ablation
-    p.kind.setCurrentIndex(p.kind.findData(kind))
-    p.heads.setText(heads)
-    p._sync_boxes(heads)
-    with qtbot.waitSignal(tabs.answered, timeout=30000, check_params_cb=lambda panel: panel == "ablate"):
-        qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
-
-
-def compare(qtbot, win):
-    tabs = win.analysis
-    with qtbot.waitSignal(tabs.answered, timeout=30000, check_params_cb=lambda panel: panel == "compare"):
-        qtbot.mouseClick(tabs.compare.compare_button, QtCore.Qt.MouseButton.LeftButton)
+def window(window):
+    """The shared window (tests/conftest.py) with ``TEXT`` typed in the main input."""
+    window.inputs.text.setText(TEXT)
+    return window
 
 
 def test_ablation_panel_equals_core(qtbot, window, tiny_checkpoint):

@@ -18,32 +18,13 @@ from PySide6 import QtCore
 from core.inference.checkpoint import load_checkpoint, save_checkpoint
 from core.inference.inside import positional_matrix
 from core.transformer.model import Transformer
-from gui.app import register_fonts
 from gui.inside_panel import HINT
-from gui.main_window import MainWindow
 from gui.strips import NEG_INF, value_text
 from gui.view_data import masks_at
 from tests.conftest import tiny_config
-from tests.test_gui import do, type_and_translate
+from tests.gui_support import do, open_window, type_and_translate
 
 KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
-
-
-def open_window(qtbot, ckpt_path):
-    win = MainWindow(font_family=register_fonts())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(ckpt_path), "cpu")
-    return win
-
-
-@pytest.fixture
-def window(qtbot, tiny_checkpoint):
-    win = open_window(qtbot, tiny_checkpoint)
-    yield win
-    win.close()
 
 
 def inside_of(qtbot, win, kind, layer, head, query):

@@ -15,8 +15,7 @@ from core.inference.batch import translate_batch
 from core.inference.checkpoint import load_checkpoint
 from core.inference.decoding import DecodeSession, teacher_forced
 from core.inference.translate import translate
-from gui.app import register_fonts
-from gui.main_window import MainWindow
+from tests.gui_support import do
 
 TEXT = "집에 누군가 있어?"
 LONG = "집에 누군가 있어? 제발 앉아. 외로워. 나는 학생입니다."
@@ -25,27 +24,6 @@ LONG = "집에 누군가 있어? 제발 앉아. 외로워. 나는 학생입니�
 @pytest.fixture(scope="module")
 def ck(tiny_checkpoint):
     return load_checkpoint(tiny_checkpoint, device="cpu")
-
-
-@pytest.fixture
-def window(qtbot, tiny_checkpoint):
-    win = MainWindow(font_family=register_fonts())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    yield win
-    win.close()
-
-
-def do(qtbot, win, action):
-    """Run a GUI action that sends work to the worker and wait until the window has drawn the
-    answer (the signal is caught as the worker emits it, before the window's queued slot ran)."""
-    version = win.vm.version
-    with qtbot.waitSignal(win.worker.translated, timeout=30000):
-        action()
-    qtbot.waitUntil(lambda: win.vm.version > version, timeout=10000)
 
 
 def click(qtbot, button):

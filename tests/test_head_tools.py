@@ -16,10 +16,9 @@ from core.inference import head_stats
 from core.inference.checkpoint import load_checkpoint
 from core.inference.maps import AttentionMaps
 from core.inference.translate import translate
-from gui.app import register_fonts
 from gui.export import export_npz
 from gui.main_window import MainWindow
-from tests.test_gui import do, type_and_translate
+from tests.gui_support import do, type_and_translate
 
 TEXT = "집에 누군가 있어?"
 
@@ -77,18 +76,6 @@ def np_labels(w: np.ndarray, visible: np.ndarray, valid: np.ndarray, sink_cols: 
 
 
 # ---------- the window ----------
-@pytest.fixture
-def window(qtbot, tiny_checkpoint):
-    win = MainWindow(font_family=register_fonts())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    with qtbot.waitSignal(win.worker.loaded, timeout=20000):
-        win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    yield win
-    win.close()
-
-
 def click_cell(qtbot, win, key):
     """A real mouse click in the middle of the grid cell ``key``."""
     view = win.grid.views[win.grid.keys.index(key)]
