@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import InputError
@@ -151,8 +152,51 @@ class AblationPanel(DetachablePanel):
             box.blockSignals(False)
 
     def clear(self) -> None:
+        """The Clear button: untick every head and remove the last result (nothing is exported)."""
         self.heads.clear()
         self._sync_boxes("")
+        self.clear_result("tick heads and press Ablate")
+
+    def clear_result(self, why: str) -> None:
+        """Forget the last report and empty what showed it; ``why`` goes in the status line."""
+        self.report = None
+        for label in (self.summary, self.topk_caption, self.map_caption):
+            label.setText("")
+        for t in (self.topk_a, self.topk_b):
+            t.set_candidates([], None)
+        self.maps.clear()
+        self.table.setRowCount(0)
+        error_style(self.status, why, False)
+
+    def npz_extra(self) -> dict[str, np.ndarray]:
+        """The result on screen for File → Export (.npz), empty without one: ``ablate_kind``
+        ("enc"/"dec"/"cross"), ``ablate_heads`` ``[n, 2]`` (layer, head; 1-based) and
+        ``ablate_spec`` ("2:3,3:1"), ``ablate_source``, both runs' output tokens
+        (``ablate_unablated_tokens``, ``ablate_ablated_tokens``) and log P (nats), the unablated
+        output's per-token log P ``ablate_logp_unablated`` / ``ablate_logp_ablated`` /
+        ``ablate_logp_change`` ``[tokens]`` (the table), and the two maps drawn
+        (``ablate_map_unablated``, ``ablate_map_ablated`` ``[rows, cols]``, masks True = masked,
+        axis tokens, titles: :meth:`gui.pair_views.MapRow.npz_arrays`)."""
+        if self.report is None:
+            return {}
+        rep = self.report
+        r = rep.result
+        rows = token_rows(rep)
+        nan = float("nan")
+        out = {
+            "ablate_kind": np.array(r.kind), "ablate_heads": np.array(r.heads, dtype=np.int64).reshape(-1, 2),
+            "ablate_spec": np.array(",".join(f"{la}:{h}" for la, h in r.heads)),
+            "ablate_source": np.array(r.original.source.text),
+            "ablate_unablated_tokens": np.array([s.token for s in r.original.steps], dtype=str),
+            "ablate_ablated_tokens": np.array([s.token for s in r.ablated.steps], dtype=str),
+            "ablate_unablated_logprob": np.float64(nan if r.original.logprob is None else r.original.logprob),
+            "ablate_ablated_logprob": np.float64(nan if r.ablated.logprob is None else r.ablated.logprob),
+            "ablate_logp_unablated": np.array([x.before for x in rows], dtype=np.float64),
+            "ablate_logp_ablated": np.array([x.after for x in rows], dtype=np.float64),
+            "ablate_logp_change": np.array([x.change for x in rows], dtype=np.float64),
+        }
+        out.update(self.maps.npz_arrays("ablate_map_", ("unablated", "ablated")))
+        return out
 
     # ---------- results ----------
     def show_error(self, reason: str) -> None:

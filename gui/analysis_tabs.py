@@ -32,6 +32,7 @@ class AnalysisTabs(QtCore.QObject):
         super().__init__(win)
         self.win = win
         self.ids = {"ablate": 0, "compare": 0}
+        self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
         self.worker = AnalysisWorker(lambda: win.worker.checkpoint)
         self.worker.moveToThread(win.thread)
         self.ablation, self.compare = AblationPanel(), ComparePanel()
@@ -50,7 +51,7 @@ class AnalysisTabs(QtCore.QObject):
         self.compare.compare_requested.connect(self.run_compare)
         win.grid.clicked.connect(self.refresh_later)
         win.view_selector.currentIndexChanged.connect(self.refresh_later)
-        win.worker.translated.connect(self.refresh_later)
+        win.worker.translated.connect(self._on_translated)
 
     # ---------- requests ----------
     def _next(self, panel: str) -> int:
@@ -73,6 +74,7 @@ class AnalysisTabs(QtCore.QObject):
         """Compare two inputs (A empty: the main input) or the main input on two checkpoints."""
         w, p = self.win, self.compare
         text_a = p.text_a.text().strip() or w.inputs.text.text()
+        self._a_from_main["pending"] = not p.text_a.text().strip()
         req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(),
                              w.inputs.beam_size(), w.inputs.pad_to.value() or None)
         p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
@@ -84,11 +86,23 @@ class AnalysisTabs(QtCore.QObject):
     @QtCore.Slot(object)
     def _on_loaded(self, ckpt) -> None:
         self.ablation.set_model(ckpt.config)
+        for panel in (self.ablation, self.compare):
+            if panel.npz_extra():
+                panel.clear_result("another model was loaded: press the button again")
 
     @QtCore.Slot()
     def refresh_later(self, *_) -> None:
         """Refresh once the window has drawn what changed (its own slots run first)."""
         QtCore.QTimer.singleShot(0, self.refresh)
+
+    @QtCore.Slot()
+    def _on_translated(self, *_) -> None:
+        """A new main result (the window's slot runs first): drop results of another sentence."""
+        QtCore.QTimer.singleShot(0, self._after_translated)
+
+    def _after_translated(self) -> None:
+        self.drop_stale()
+        self.refresh()
 
     def selection(self, fallback: tuple[str, int, int]) -> tuple[str, int, int]:
         """(view kind, 0-based layer, head) selected in the main grid; ``fallback`` in the Masks view."""
@@ -116,6 +130,7 @@ class AnalysisTabs(QtCore.QObject):
 
     def _on_compared(self, rid: int, outcome, ms: float) -> None:
         if rid == self.ids["compare"]:
+            self._a_from_main["shown"] = self._a_from_main["pending"]
             self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
             self.answered.emit("compare")
 
@@ -123,6 +138,26 @@ class AnalysisTabs(QtCore.QObject):
         if rid == self.ids[panel]:
             (self.ablation if panel == "ablate" else self.compare).show_error(reason)
             self.answered.emit(panel)
+
+    def drop_stale(self) -> None:
+        """After a new main translation: clear a result made for another sentence, the ablation
+        (always of the main input) and a comparison whose A was the main input."""
+        result = self.win.result
+        if result is None:
+            return
+        text = result.source.text
+        rep = self.ablation.report
+        if rep is not None and rep.result.original.source.text != text:
+            self.ablation.clear_result("the sentence changed: press Ablate again")
+        o = self.compare.outcome
+        if o is not None and self._a_from_main["shown"] and o.a.source.text != text:
+            self.compare.clear_result("the sentence changed: press Compare again")
+
+    def npz_extra(self) -> dict:
+        """Both tabs' results on screen for File → Export (.npz): ``ablate_*``, ``compare_*``
+        (each self-describing: its source texts are included). A result of a sentence the main
+        window no longer shows was cleared when that translation arrived (:meth:`drop_stale`)."""
+        return {**self.ablation.npz_extra(), **self.compare.npz_extra()}
 
     def refresh(self) -> None:
         """Follow the main window's selected head and step."""

@@ -51,6 +51,14 @@ def head_map(result: Translation, kind: str, layer: int, head: int, label: str =
                    list(v.row_tokens), list(v.col_tokens), v.row_label, v.col_label, title)
 
 
+def map_arrays(prefix: str, hm: HeadMap) -> dict[str, np.ndarray]:
+    """One drawn map for an .npz: ``{prefix}`` weights ``[rows, cols]``, ``{prefix}_mask`` (bool,
+    True = masked), ``{prefix}_row_tokens`` / ``{prefix}_col_tokens`` and ``{prefix}_title``."""
+    return {prefix: hm.weights, f"{prefix}_mask": hm.mask,
+            f"{prefix}_row_tokens": np.array(hm.row_tokens, dtype=str),
+            f"{prefix}_col_tokens": np.array(hm.col_tokens, dtype=str), f"{prefix}_title": np.array(hm.title)}
+
+
 def mismatch(a: HeadMap, b: HeadMap) -> str:
     """Why no difference map can be drawn ("" when shapes and tokens match)."""
     if a.weights.shape != b.weights.shape:
@@ -141,5 +149,5 @@ def token_rows(report) -> list[TokenRow]:
             for i, (b, a) in enumerate(zip(report.original_logprobs, report.ablated_logprobs))]
 
 
-__all__ = ["HeadMap", "head_map", "Comparison", "compare_maps", "position_labels", "mismatch", "top_k_at",
+__all__ = ["HeadMap", "head_map", "map_arrays", "Comparison", "compare_maps", "position_labels", "mismatch", "top_k_at",
            "TokenRow", "token_rows", "CORE_KIND", "VIEW_KIND"]

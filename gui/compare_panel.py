@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
@@ -45,6 +46,8 @@ class ComparePanel(DetachablePanel):
         for k, name in MODES.items():
             self.mode.addItem(name, k)
         self.compare_button = QtWidgets.QPushButton("Compare")
+        self.clear_button = QtWidgets.QPushButton("Clear")
+        self.clear_button.setToolTip("remove the comparison shown (File → Export then holds none)")
         self.by_position = QtWidgets.QCheckBox("B − A also where only tokens differ")
         self.by_position.setToolTip("same shape, different tokens (나는 … vs 너는 …): subtract by position; "
                                     "the differing labels read A|B")
@@ -52,6 +55,7 @@ class ComparePanel(DetachablePanel):
         top.addWidget(self.mode, 1)
         top.addWidget(self.by_position)
         top.addWidget(self.compare_button)
+        top.addWidget(self.clear_button)
         top.addWidget(self.detach_button)
         form = QtWidgets.QFormLayout()
         self.text_a = QtWidgets.QLineEdit()
@@ -88,6 +92,7 @@ class ComparePanel(DetachablePanel):
         self.compare_button.clicked.connect(self.compare_requested)
         self.text_b.returnPressed.connect(self.compare_requested)
         self.browse_button.clicked.connect(self.browse)
+        self.clear_button.clicked.connect(lambda: self.clear_result("choose what to compare and press Compare"))
         self._mode_changed()
 
     @property
@@ -113,6 +118,33 @@ class ComparePanel(DetachablePanel):
     def show_error(self, reason: str) -> None:
         kept = " — the last result stays below" if self.outcome is not None else ""
         error_style(self.status, f"{reason}{kept}", True)
+
+    def clear_result(self, why: str) -> None:
+        """Forget the last outcome and empty the maps and summary; ``why`` goes in the status line."""
+        self.outcome = self.comparison = None
+        self.summary.setText("")
+        self.maps.clear()
+        error_style(self.status, why, False)
+
+    def npz_extra(self) -> dict[str, np.ndarray]:
+        """The comparison on screen for File → Export (.npz), empty without one: ``compare_mode``
+        ("inputs"/"checkpoints"), ``compare_label_a``/``_b``, ``compare_source_a``/``_b``,
+        ``compare_tokens_a``/``_b`` (each run's output), the maps drawn ``compare_map_a`` /
+        ``compare_map_b`` ``[rows, cols]`` with masks (True = masked), axis tokens and titles,
+        ``compare_diff`` = B − A with ``compare_diff_mask`` and labels only where it is drawn,
+        ``compare_by_position`` and ``compare_reason`` (the line under the maps)."""
+        o = self.outcome
+        if o is None or self.maps.shown is None:
+            return {}
+        out = {"compare_mode": np.array(o.mode), "compare_label_a": np.array(o.label_a),
+               "compare_label_b": np.array(o.label_b), "compare_source_a": np.array(o.a.source.text),
+               "compare_source_b": np.array(o.b.source.text),
+               "compare_tokens_a": np.array([s.token for s in o.a.steps], dtype=str),
+               "compare_tokens_b": np.array([s.token for s in o.b.steps], dtype=str),
+               "compare_by_position": np.bool_(self.by_position.isChecked()),
+               "compare_reason": np.array(self.maps.reason.text())}
+        out.update(self.maps.npz_arrays("compare_", ("map_a", "map_b")))
+        return out
 
     def show_outcome(self, outcome, ms: float, selection: tuple[str, int, int]) -> None:
         self.outcome = outcome

@@ -89,7 +89,7 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
         if what == "npz":
             out = export_npz(path, win.result, win.controls.position, win.kind, win.selected,
                              {**win.heads.npz_extra(), **win.inside_panel.npz_extra(),
-                              **win.positional_panel.npz_extra()})
+                              **win.positional_panel.npz_extra(), **win.analysis.npz_extra()})
             win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
         else:
             widget = win.heatmap if what == "map" else win.grid

@@ -9,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.compare_data import Comparison, HeadMap, position_labels
+from gui.compare_data import Comparison, HeadMap, map_arrays, position_labels
 from gui.heatmap import Heatmap
 
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
@@ -83,6 +83,9 @@ class MapRow(QtWidgets.QWidget):
         self.a, self.b = Heatmap(cmap), Heatmap(cmap)
         self.diff = DiffHeatmap() if with_diff else None
         self.maps = [m for m in (self.a, self.b, self.diff) if m is not None]
+        self.titles = (*titles, "B − A")
+        # what is drawn: (A, B, comparison) as last passed to show_pair; None when cleared
+        self.shown: tuple[HeadMap | None, HeadMap | None, Comparison | None] | None = None
         self.hover = QtWidgets.QLabel(HINT)
         self.reason = QtWidgets.QLabel("")
         self.reason.setWordWrap(True)
@@ -101,6 +104,7 @@ class MapRow(QtWidgets.QWidget):
 
     def show_pair(self, a: HeadMap | None, b: HeadMap | None, comparison: Comparison | None = None) -> None:
         """Draw A and B (None: say why in that map) on one grid, and B − A where there is one."""
+        self.shown = (a, b, comparison)
         for m, hm in ((self.a, a), (self.b, b)):
             if hm is None:
                 clear_map(m, "this head does not exist in this run")
@@ -122,6 +126,33 @@ class MapRow(QtWidgets.QWidget):
                                 f"{comparison.reason}")
         else:
             self.no_diff(comparison.reason if comparison is not None else "no difference map")
+
+    def clear(self) -> None:
+        """Empty every map (as before the first result) and the read-out lines."""
+        self.shown = None
+        for m, t in zip(self.maps, self.titles):
+            clear_map(m, f"{t}:\nnothing yet")
+        self.hover.setText(HINT)
+        self.reason.setText("")
+
+    def npz_arrays(self, prefix: str, names: tuple[str, str]) -> dict[str, np.ndarray]:
+        """The maps drawn, for File → Export (.npz): :func:`gui.compare_data.map_arrays` of A and
+        B under ``{prefix}{names[i]}``, and where B − A is drawn ``{prefix}diff`` ``[rows, cols]``
+        (0 where masked), ``{prefix}diff_mask`` (True = masked in either run) and its axis labels.
+        Empty when nothing is drawn."""
+        if self.shown is None:
+            return {}
+        a, b, comparison = self.shown
+        out: dict[str, np.ndarray] = {}
+        for name, hm in zip(names, (a, b)):
+            if hm is not None:
+                out.update(map_arrays(f"{prefix}{name}", hm))
+        if self.diff is not None and comparison is not None and comparison.diff is not None:
+            out[f"{prefix}diff"] = comparison.diff
+            out[f"{prefix}diff_mask"] = comparison.diff_mask
+            out[f"{prefix}diff_row_tokens"] = np.array(position_labels(a.row_tokens, b.row_tokens), dtype=str)
+            out[f"{prefix}diff_col_tokens"] = np.array(position_labels(a.col_tokens, b.col_tokens), dtype=str)
+        return out
 
     def no_diff(self, why: str) -> None:
         """No difference map: the reason, wrapped, in its place and in full on the line below."""
