@@ -21,6 +21,15 @@ VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 
 
+def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarItem:
+    """A non-interactive colour bar (``values`` = its first levels) whose tick numbers are the
+    values themselves: pyqtgraph's automatic SI prefix is off, else a per-map bar up to 0.02
+    reads 10 … 20 with a small "(x0.001)" in its label once the label is shown."""
+    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=14)
+    bar.axis.enableAutoSIPrefix(False)
+    return bar
+
+
 def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple[float, float]:
     """Colour levels: ``(0, 1)`` for "fixed"; for "per-map" the min and max of the cells that are
     not masked (True = masked), widened to a non-empty interval. Raises ValueError for an unknown scale."""
@@ -112,7 +121,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.invertY(True)  # row 0 (first query) at the top
         self.view = self.plot.getViewBox()
         self.matrix_image = MatrixImage(self.view, cmap)
-        self.colorbar = pg.ColorBarItem(values=(0, 1), colorMap=cmap, interactive=False, width=14)
+        self.colorbar = colour_bar((0, 1), cmap)
         self.colorbar.setImageItem(self.matrix_image.image)
         self.addItem(self.colorbar, row=0, col=1)
         self.matrix: np.ndarray = np.zeros((0, 0))

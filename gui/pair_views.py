@@ -38,7 +38,6 @@ class DiffHeatmap(Heatmap):
 
     def __init__(self, parent=None) -> None:
         super().__init__(DIVERGING, parent)
-        self.colorbar.axis.enableAutoSIPrefix(False)  # else ±0.9 reads as ±900 (a milli prefix nobody sees)
         self.set_empty()
 
     def set_matrix(self, matrix, mask, row_tokens, col_tokens, title="", row_label="query", col_label="key") -> None:

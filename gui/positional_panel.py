@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.inference.inside import positional_matrix
-from gui.heatmap import MatrixImage
+from gui.heatmap import MatrixImage, colour_bar
 from gui.labels import token_axes
 from gui.strips import PopOut, signed_levels
 from gui.view_data import quote
@@ -66,7 +66,7 @@ class PositionalPanel(QtWidgets.QWidget):
         self.plot.invertY(True)
         cmap = pg.colormap.get("CET-D1")
         self.image = MatrixImage(self.plot.getViewBox(), cmap)
-        self.colorbar = pg.ColorBarItem(values=(-1, 1), colorMap=cmap, interactive=False, width=14)
+        self.colorbar = colour_bar((-1, 1), cmap)  # learned tables: small ranges, no hidden SI scale
         self.colorbar.setImageItem(self.image.image)
         self.plots.addItem(self.colorbar, row=0, col=1)
         self.band = pg.LinearRegionItem(orientation="horizontal", movable=False, brush=pg.mkBrush(None),
