@@ -37,15 +37,7 @@ class AblationPanel(DetachablePanel):
         self.layers = {"enc": 0, "dec": 0, "cross": 0}
         self.n_heads = 0
         self.boxes: dict[tuple[int, int], QtWidgets.QCheckBox] = {}
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(2, 2, 2, 2)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        outer.addWidget(scroll)
-        body = QtWidgets.QWidget()
-        scroll.setWidget(body)
-        v = QtWidgets.QVBoxLayout(body)
+        v = self.scrolled_body()
         hint = QtWidgets.QLabel("Tick heads (layer:head, from 1) and press Ablate: the sentence is decoded "
                                 "again with their outputs zeroed before W^O.")
         hint.setWordWrap(True)

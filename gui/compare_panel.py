@@ -32,15 +32,7 @@ class ComparePanel(DetachablePanel):
         self.outcome = None
         self.comparison = None
         self.selection_shown: tuple[str, int, int] = ("cross", 0, 0)
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(2, 2, 2, 2)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        outer.addWidget(scroll)
-        body = QtWidgets.QWidget()
-        scroll.setWidget(body)
-        v = QtWidgets.QVBoxLayout(body)
+        v = self.scrolled_body()
         top = QtWidgets.QHBoxLayout()
         self.mode = QtWidgets.QComboBox()
         for k, name in MODES.items():

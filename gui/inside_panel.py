@@ -20,7 +20,7 @@ from core.inference.inside import InsideStep, inside_of_result
 from gui.labels import MAX_CHARS
 from gui.strips import PopOut, ValueStrip
 from gui.view_data import KIND_TITLES, quote, view_at
-from gui.worker import new_tag
+from gui.worker_tab import WorkerTab
 
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
@@ -47,21 +47,17 @@ def problem_with(vm) -> str | None:
     return None
 
 
-class InsidePanel(QtWidgets.QWidget):
+class InsidePanel(WorkerTab):
     """The tab. ``step`` is the :class:`InsideStep` shown (None with ``message``); ``heatmap_row``
     the main heatmap's row it was checked against; ``strips`` the seven matrices drawn."""
 
-    request = QtCore.Signal(int, object)  # to ModelWorker.compute (queued: the worker's thread)
-
     def __init__(self, win) -> None:
-        super().__init__()
-        self.win = win
+        super().__init__(win, poll_ms=100)
         self.step: InsideStep | None = None
         self.heatmap_row: np.ndarray | None = None
         self._seen: tuple | None = None
         self._ranged: tuple | None = None
         self.shown_key: tuple | None = None  # the _key() of the step on screen
-        self._tag: int | None = None
         self._pending: tuple | None = None  # (row of the heatmap, key) of the request in flight
         top = QtWidgets.QHBoxLayout()
         top.addWidget(QtWidgets.QLabel("Query row:"))
@@ -93,25 +89,9 @@ class InsidePanel(QtWidgets.QWidget):
         self.popout = PopOut(win.live.tabs, self, "Inside one step", win)
         self.popout_button.clicked.connect(self.popout.toggle)
         self.query.valueChanged.connect(lambda _: self.refresh())
-        self.request.connect(win.worker.compute)
-        win.worker.computed.connect(self._on_computed)
-        win.worker.compute_failed.connect(self._on_failed)
         win.heatmap.scene().sigMouseClicked.connect(self._on_heatmap_click)
-        self.timer = QtCore.QTimer(self)  # follow the main window's view model, as present.py does
-        self.timer.timeout.connect(self.refresh)
-        self.timer.setInterval(100)  # runs only while the tab is shown (showEvent / hideEvent)
 
-    # ---------- following the main window ----------
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
-        """Follow the main window only while visible: a hidden tab costs no timer ticks."""
-        super().showEvent(event)
-        self.timer.start()
-        self.refresh()
-
-    def hideEvent(self, event) -> None:  # noqa: N802 (Qt naming)
-        self.timer.stop()
-        super().hideEvent(event)
+    # ---------- following the main window (polled while shown: gui/worker_tab.py) ----------
 
     def refresh(self) -> None:
         """Request the inside of the selected head and query when any of them changed (the
@@ -137,11 +117,10 @@ class InsidePanel(QtWidgets.QWidget):
         q = self.query.value()
         self._seen = key = key[:4] + (q,) + key[5:]
         layer, head = min(vm.selected[0], n_layers - 1), min(vm.selected[1], n_heads - 1)
-        self._tag = tag = new_tag()
         self._pending = (np.array(v.weights[layer, head, q - 1]), key)
         result, kind = vm.result, CORE_KIND[vm.kind]
         self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")
-        self.request.emit(tag, lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
+        self.ask(lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
 
     def _key(self) -> tuple:
         """What the panel shows depends on: result, step, view, head, query, font, derived cell, colours."""

@@ -178,6 +178,19 @@ class DetachablePanel(QtWidgets.QWidget):
         self.detach_button.setToolTip("more room for the maps; close that window to put the panel back")
         self.detach_button.clicked.connect(self.toggle_window)
 
+    def scrolled_body(self) -> QtWidgets.QVBoxLayout:
+        """Give the panel one frameless scroll area (a small window or tab can still reach every
+        part) and return the vertical layout of the widget inside it, for the panel's content."""
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+        body = QtWidgets.QWidget()
+        scroll.setWidget(body)
+        return QtWidgets.QVBoxLayout(body)
+
     @property
     def detached(self) -> bool:
         return self.isWindow()

@@ -17,7 +17,7 @@ from gui.heatmap import MatrixImage, colour_bar
 from gui.labels import token_axes
 from gui.strips import PopOut, signed_levels
 from gui.view_data import quote
-from gui.worker import new_tag
+from gui.worker_tab import WorkerTab
 
 SIDES = {"src": "source (encoder input)", "tgt": "target (decoder input, [BOS] first)"}
 MARGIN = 8  # rows shown past the last token (unless "all positions" is ticked)
@@ -31,19 +31,15 @@ def read_tables(ckpt) -> dict:
             "src": positional_matrix(m, "src").numpy(), "tgt": positional_matrix(m, "tgt").numpy()}
 
 
-class PositionalPanel(QtWidgets.QWidget):
+class PositionalPanel(WorkerTab):
     """The tab. ``matrix`` is the ``[n, d_model]`` array drawn (rows 0..n-1 of the table),
     ``tokens`` the current tokens whose rows are marked (position i = token i)."""
 
-    request = QtCore.Signal(int, object)
-
     def __init__(self, win) -> None:
-        super().__init__()
-        self.win = win
+        super().__init__(win, poll_ms=150)
         self.tables: dict | None = None
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.tokens: list[str] = []
-        self._tag: int | None = None
         self._seen: tuple | None = None
         top = QtWidgets.QHBoxLayout()
         self.side = QtWidgets.QComboBox()
@@ -83,31 +79,13 @@ class PositionalPanel(QtWidgets.QWidget):
         self.popout_button.clicked.connect(self.popout.toggle)
         self.side.currentIndexChanged.connect(lambda _: self.refresh())
         self.all_rows.toggled.connect(lambda _: self.refresh())
-        self.request.connect(win.worker.compute)
-        win.worker.computed.connect(self._on_computed)
-        win.worker.compute_failed.connect(self._on_failed)
         win.worker.loaded.connect(self.load)
-        self.timer = QtCore.QTimer(self)
-        self.timer.timeout.connect(self.refresh)
-        self.timer.setInterval(150)  # runs only while the tab is shown (showEvent / hideEvent)
-
-
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
-        """Follow the main window only while visible: a hidden tab costs no timer ticks."""
-        super().showEvent(event)
-        self.timer.start()
-        self.refresh()
-
-    def hideEvent(self, event) -> None:  # noqa: N802 (Qt naming)
-        self.timer.stop()
-        super().hideEvent(event)
 
     def load(self, _ckpt=None) -> None:
         """A model was loaded: read its tables in the worker thread."""
         self.tables = None
-        self._tag = tag = new_tag()
         self.message.setText("reading the positional encodings …")
-        self.request.emit(tag, read_tables)
+        self.ask(read_tables)
 
     def _on_failed(self, tag: int, reason: str) -> None:
         if tag == self._tag:
