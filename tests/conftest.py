@@ -51,15 +51,22 @@ def tiny_tokenizers() -> tuple[TextTokenizer, TextTokenizer]:
     return TextTokenizer.train(ko, 300, min_frequency=1), TextTokenizer.train(en, 200, min_frequency=1)
 
 
+def save_tiny(path: Path, tokenizers, seed: int, **config) -> Path:
+    """Save a random-weight :func:`tiny_config` model (``torch.manual_seed(seed)``, ``config``
+    overrides) with ``tokenizers`` (source, target) as a checkpoint at ``path``."""
+    from core.inference.checkpoint import save_checkpoint
+
+    src_tok, tgt_tok = tokenizers
+    torch.manual_seed(seed)
+    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size,
+                                    **config)).eval()
+    return save_checkpoint(path, model, src_tok, tgt_tok)
+
+
 @pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
     """A small random-weight checkpoint with real tokenizers (saved once per session)."""
-    from core.inference.checkpoint import save_checkpoint
-
-    src_tok, tgt_tok = tiny_tokenizers
-    torch.manual_seed(1)
-    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
-    return save_checkpoint(tmp_path_factory.mktemp("ckpt") / "tiny", model, src_tok, tgt_tok)
+    return save_tiny(tmp_path_factory.mktemp("ckpt") / "tiny", tiny_tokenizers, seed=1)
 
 
 def shipped() -> Path:
@@ -81,9 +88,4 @@ def window(qtbot, tiny_checkpoint):
 @pytest.fixture(scope="session")
 def second_checkpoint(tmp_path_factory, tiny_tokenizers) -> Path:
     """Same tokenizers and sizes as ``tiny_checkpoint``, other weights: maps of the same shape."""
-    from core.inference.checkpoint import save_checkpoint
-
-    src_tok, tgt_tok = tiny_tokenizers
-    torch.manual_seed(7)
-    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size)).eval()
-    return save_checkpoint(tmp_path_factory.mktemp("ckpt_b") / "tiny-b", model, src_tok, tgt_tok)
+    return save_tiny(tmp_path_factory.mktemp("ckpt_b") / "tiny-b", tiny_tokenizers, seed=7)

@@ -83,3 +83,14 @@ def compare(qtbot, win: MainWindow) -> None:
     tabs = win.analysis
     with qtbot.waitSignal(tabs.answered, timeout=WORK_TIMEOUT_MS, check_params_cb=lambda panel: panel == "compare"):
         qtbot.mouseClick(tabs.compare.compare_button, QtCore.Qt.MouseButton.LeftButton)
+
+
+def compare_checkpoints(qtbot, win: MainWindow, path_b, view: str, layer: int, head: int) -> None:
+    """Select ``view`` and the 0-based ``layer``/``head`` in the main window, then compare the
+    main input on the app's model (A) and on the checkpoint ``path_b`` (B) in the Compare tab."""
+    win.set_view(view)
+    win.select(layer, head)
+    c = win.analysis.compare
+    c.set_mode("checkpoints")
+    c.path_b.setText(str(path_b))
+    compare(qtbot, win)

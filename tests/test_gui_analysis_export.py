@@ -13,7 +13,7 @@ from core.inference.ablation import translate_ablated
 from core.inference.checkpoint import load_checkpoint
 from core.inference.translate import translate
 from gui import display
-from tests.gui_support import TEXT, ablate, compare, type_and_translate
+from tests.gui_support import TEXT, ablate, compare, compare_checkpoints, type_and_translate
 
 OTHER = "제발 앉아."
 
@@ -74,12 +74,8 @@ def test_npz_holds_the_ablation_shown(qtbot, window, tiny_checkpoint, tmp_path, 
 
 def test_npz_holds_the_comparison_shown(qtbot, window, tiny_checkpoint, second_checkpoint, tmp_path, monkeypatch):
     type_and_translate(qtbot, window)
-    window.set_view("encoder")
-    window.select(1, 3)
+    compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 1, 3)
     c = window.analysis.compare
-    c.set_mode("checkpoints")
-    c.path_b.setText(str(second_checkpoint))
-    compare(qtbot, window)
     data = export(window, monkeypatch, tmp_path / "a.npz")
     ra = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT)
     rb = translate(load_checkpoint(second_checkpoint, device="cpu"), TEXT)
