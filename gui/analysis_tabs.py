@@ -159,6 +159,16 @@ class AnalysisTabs(QtCore.QObject):
         window no longer shows was cleared when that translation arrived (:meth:`drop_stale`)."""
         return {**self.ablation.npz_extra(), **self.compare.npz_extra()}
 
+    def set_colormap(self, cmap) -> None:
+        """View → Colour map: both tabs' maps (not the diverging difference map)."""
+        for panel in (self.ablation, self.compare):
+            panel.maps.set_colormap(cmap)
+
+    def set_scale(self, scale: str) -> None:
+        """View → Colour scale ("fixed" [0, 1] or "per-map"): both tabs' maps, redrawn."""
+        for panel in (self.ablation, self.compare):
+            panel.maps.set_scale(scale)
+
     def refresh(self) -> None:
         """Follow the main window's selected head and step."""
         try:

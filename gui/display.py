@@ -50,9 +50,11 @@ def _reset_font(win, base: int) -> None:
 
 
 def set_scale(win, scale: str) -> None:
-    """Colour scale of the enlarged map and the thumbnails: "fixed" [0, 1] or "per-map"."""
+    """Colour scale of the enlarged map, the thumbnails and the Ablate heads / Compare tabs' maps:
+    "fixed" [0, 1] or "per-map"."""
     win.heatmap.set_scale(scale)
     win.grid.set_scale(scale)
+    win.analysis.set_scale(scale)  # the Ablate heads / Compare tabs' A and B maps
     win._drawn = None
     win.redraw()
     if win.present_window is not None:

@@ -341,6 +341,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cmap = pg.colormap.get(name)
         self._drawn = None
         self.redraw()
+        self.analysis.set_colormap(self.cmap)  # the Ablate heads / Compare tabs' maps
         if self.kind != "masks":
             self._apply_colormap(self.cmap)
 

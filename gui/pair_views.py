@@ -101,6 +101,19 @@ class MapRow(QtWidgets.QWidget):
         for m in self.maps:
             m.set_font(font)
 
+    def set_colormap(self, cmap: pg.ColorMap) -> None:
+        """View → Colour map for A and B; the difference map keeps its diverging colours."""
+        for m in (self.a, self.b):
+            m.set_colormap(cmap)
+
+    def set_scale(self, scale: str) -> None:
+        """View → Colour scale ("fixed" or "per-map") for A and B, redrawn; the difference map
+        keeps its levels ±max |B − A| (centred at 0)."""
+        for m in (self.a, self.b):
+            m.set_scale(scale)
+        if self.shown is not None:
+            self.show_pair(*self.shown)  # again: the two maps stay aligned on one grid
+
     def show_pair(self, a: HeadMap | None, b: HeadMap | None, comparison: Comparison | None = None) -> None:
         """Draw A and B (None: say why in that map) on one grid, and B − A where there is one."""
         self.shown = (a, b, comparison)

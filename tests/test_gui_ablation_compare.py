@@ -15,7 +15,7 @@ from core.inference.ablation import translate_ablated
 from core.inference.checkpoint import load_checkpoint
 from core.inference.translate import translate
 from gui.compare_data import head_map
-from tests.gui_support import ablate, compare
+from tests.gui_support import ablate, compare, compare_checkpoints
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."
@@ -90,12 +90,8 @@ def test_gui_ablated_map_equals_model_with_zeroed_w_o(qtbot, window, tiny_checkp
 
 
 def test_compare_two_checkpoints_difference_is_b_minus_a(qtbot, window, tiny_checkpoint, second_checkpoint):
-    window.set_view("encoder")
-    window.select(1, 3)
+    compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 1, 3)
     c = window.analysis.compare
-    c.set_mode("checkpoints")
-    c.path_b.setText(str(second_checkpoint))
-    compare(qtbot, window)
     a = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT).maps.encoder_self[1, 3].numpy()
     b = translate(load_checkpoint(second_checkpoint, device="cpu"), TEXT).maps.encoder_self[1, 3].numpy()
     want = b.astype(np.float64) - a.astype(np.float64)
@@ -213,3 +209,30 @@ def test_panel_opens_in_its_own_window_and_returns(qtbot, window):
     assert p.isWindow() and tabs.indexOf(p) == -1 and tabs.count() == n - 1
     p.close()
     assert not p.isWindow() and tabs.indexOf(p) >= 0 and tabs.count() == n
+
+
+def test_colour_map_and_scale_restyle_the_tab_maps(qtbot, window, second_checkpoint):
+    import pyqtgraph as pg
+
+    from gui import display
+    from gui.pair_views import DIVERGING
+
+    ablate(qtbot, window, "1:1", "enc")
+    compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 1, 3)
+    c, p = window.analysis.compare, window.analysis.ablation
+    window.set_colormap("cividis")
+    lut = pg.colormap.get("cividis").getLookupTable(nPts=256)
+    for m in (c.maps.a, c.maps.b, p.maps.a, p.maps.b):
+        np.testing.assert_array_equal(np.asarray(m.image.lut), lut)
+    np.testing.assert_array_equal(np.asarray(c.maps.diff.image.lut), DIVERGING.getLookupTable(nPts=256))
+    diff_levels = c.maps.diff.levels
+    display.set_scale(window, "per-map")
+    for m, hm in ((c.maps.a, c.comparison.a), (c.maps.b, c.comparison.b)):
+        open_cells = hm.weights[~hm.mask]
+        assert m.levels == pytest.approx((open_cells.min(), open_cells.max()), abs=1e-9)
+        assert m.view.viewRange()[0] == pytest.approx([0, hm.weights.shape[1]], abs=1e-6)
+    assert c.maps.diff.levels == diff_levels  # B − A keeps ±max |B − A|
+    shown = p.maps.a.matrix[~p.maps.a.mask]  # the ablation tab's unablated map too
+    assert p.maps.a.levels == pytest.approx((shown.min(), shown.max()), abs=1e-9)
+    display.set_scale(window, "fixed")
+    assert c.maps.a.levels == (0.0, 1.0) and p.maps.b.levels == (0.0, 1.0)
