@@ -14,7 +14,7 @@ from gui.fonts import minimum_sizes
 from gui.main_window import HOVER_HINT
 
 from .conftest import ROOT
-from .test_gui import TEXT, do, type_and_translate, window  # noqa: F401 (fixture)
+from .gui_support import TEXT, do, type_and_translate  # the `window` fixture: tests/conftest.py
 
 
 def _px(css: str) -> int:
