@@ -88,7 +88,7 @@ class AnalysisTabs(QtCore.QObject):
         self.ablation.set_model(ckpt.config)
         for panel in (self.ablation, self.compare):
             if panel.npz_extra():
-                panel.clear_result("another model was loaded: press the button again")
+                panel.clear_result("a model was loaded since: press the button again")
 
     @QtCore.Slot()
     def refresh_later(self, *_) -> None:

@@ -122,3 +122,19 @@ def test_npz_without_analysis_results_has_no_analysis_keys(qtbot, window, tmp_pa
     data = export(window, monkeypatch, tmp_path / "a.npz")
     assert keys(data, "ablate_") == [] and keys(data, "compare_") == []
     assert "cross_weights" in data  # the main export is there
+
+
+def test_loading_a_model_clears_both_tabs(qtbot, window, second_checkpoint, tmp_path, monkeypatch):
+    type_and_translate(qtbot, window)
+    ablate(qtbot, window, "1:1", "enc")
+    compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 0, 0)
+    data = export(window, monkeypatch, tmp_path / "a.npz")
+    assert keys(data, "ablate_") and keys(data, "compare_")
+    info = window.model_info
+    window.load_checkpoint(str(second_checkpoint), "cpu")
+    qtbot.waitUntil(lambda: window.model_info != info, timeout=20000)
+    qtbot.waitUntil(lambda: window.analysis.ablation.report is None and window.analysis.compare.outcome is None,
+                    timeout=5000)
+    assert "model was loaded" in window.analysis.compare.status.text()
+    data = export(window, monkeypatch, tmp_path / "b.npz")
+    assert keys(data, "ablate_") == [] and keys(data, "compare_") == []
