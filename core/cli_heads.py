@@ -10,15 +10,16 @@ import sys
 
 def check_heads_options(args) -> None:
     """Before the model loads: --heads options that cannot work."""
-    from core.inference.head_stats import HeadStats
+    from core.inference.head_stats import sort_column
 
     if not args.heads:
         if args.heads_kind is not None or args.heads_sort != "entropy" or args.heads_desc:
             raise ValueError("--heads-kind, --heads-sort and --heads-desc need --heads")
         return
-    if args.heads_sort not in HeadStats.__dataclass_fields__:
-        cols = ", ".join(f for f in HeadStats.__dataclass_fields__ if f not in ("kind", "note", "next_possible"))
-        raise ValueError(f"--heads-sort {args.heads_sort!r}: unknown column; one of {cols}")
+    try:
+        sort_column(args.heads_sort)
+    except ValueError as e:
+        raise ValueError(f"--heads-sort: {e}") from None
     if args.ablate is not None or args.inside is not None or args.batch_with is not None:
         raise ValueError("--heads cannot be combined with --ablate, --inside or --batch-with")
 
@@ -117,8 +118,8 @@ def add_arguments(t) -> None:
                    help="also the head table (entropy in nats, previous/same/next/sink share, monotone, label); "
                         "with --json: derived = tables, mean over heads per layer, encoder rollout")
     t.add_argument("--heads-sort", default="entropy", metavar="COLUMN",
-                   help="sort the head table by this column (entropy, prev, same, next, sink, monotone, layer, "
-                        "...), ascending")
+                   help="sort the head table by this column, a field name or the printed header (entropy, max, "
+                        "prev, same, next, sink, mono[tone], label, L/layer, H/head), ascending")
     t.add_argument("--heads-desc", action="store_true", help="sort the head table descending")
     t.add_argument("--heads-kind", choices=["enc", "dec", "cross"], default=None,
                    help="text output: only this kind's table")

@@ -8,7 +8,15 @@ import pytest
 import torch
 
 from core.inference.checkpoint import load_checkpoint
-from core.inference.head_stats import head_entropy, head_table, mean_over_heads, rollout, sort_heads
+from core.inference.head_stats import (
+    format_table,
+    head_entropy,
+    head_table,
+    mean_over_heads,
+    rollout,
+    sort_column,
+    sort_heads,
+)
 from core.inference.maps import AttentionMaps
 from core.inference.translate import translate
 from core.transformer.masks import causal_mask
@@ -121,6 +129,14 @@ def test_sort_heads_and_errors():
     assert sort_heads(cross, "prev") == cross  # None sorts last, nothing lost
     with pytest.raises(ValueError, match="unknown column"):
         sort_heads(rows, "nope")
+    # every header format_table prints is an accepted sort key, naming the same column
+    header = format_table(rows).splitlines()[0].split()
+    assert [sort_column(h) for h in header] == ["kind", "layer", "head", "entropy", "max_entropy", "prev",
+                                                "same", "next", "sink", "monotone", "label"]
+    by_mono = [(r.monotone, r.head) for r in sort_heads(rows, "mono", descending=True)]
+    assert by_mono == sorted(((r.monotone, r.head) for r in rows), key=lambda x: -x[0])
+    assert sort_heads(rows, "mono") == sort_heads(rows, "monotone")
+    assert [r.head for r in sort_heads(rows, "H", descending=True)] == [4, 3, 2, 1]
     with pytest.raises(ValueError, match="unknown attention kind"):
         head_table(maps, "encoder")
     with pytest.raises(ValueError, match="rollout"):
@@ -175,6 +191,13 @@ def test_cli_heads_json_text_and_errors(tiny_checkpoint, capsys):
         assert sinks == sorted(sinks, reverse=True) and len(sinks) == 8
         want = {(h.layer, h.head): round(h.entropy, 6) for h in head_table(m, kind)}
         assert {(h["layer"], h["head"]): h["entropy"] for h in d["heads"][kind]} == want
+    assert cli(base + ["--heads", "--heads-sort", "mono", "--heads-desc", "--heads-kind", "cross"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert lines[0].split()[9] == "mono"
+    mono = [float(line.split()[9]) for line in lines[1:]]
+    assert len(mono) == 8 and mono == sorted(mono, reverse=True)
+    assert cli(base + ["--heads", "--heads-sort", "mono", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["derived"]["sort"] == "monotone"
     assert cli(base + ["--heads", "--heads-kind", "dec"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == translate(ck, TEXT).translation and out[1].startswith("kind") and len(out) == 2 + 8

@@ -194,11 +194,27 @@ def head_table(maps: AttentionMaps, kind: str) -> list[HeadStats]:
     return out
 
 
+#: The column headers :func:`format_table` prints that are not field names themselves.
+COLUMN_ALIASES = {"l": "layer", "h": "head", "max": "max_entropy", "mono": "monotone"}
+SORT_COLUMNS = ("kind", "layer", "head", "entropy", "max_entropy", "prev", "same", "next", "sink", "monotone", "label")
+
+
+def sort_column(key: str) -> str:
+    """The :class:`HeadStats` field a sort key names: a field name or a header of
+    :func:`format_table` (``L``, ``H``, ``max``, ``mono``; case-insensitive). Raises ValueError
+    (naming the accepted columns) for anything else."""
+    k = key.strip().lower()
+    k = COLUMN_ALIASES.get(k, k)
+    if k not in SORT_COLUMNS:
+        raise ValueError(f"unknown column {key!r}; one of {', '.join(SORT_COLUMNS)} "
+                         f"(or the table headers {', '.join(COLUMN_ALIASES)})")
+    return k
+
+
 def sort_heads(rows: list[HeadStats], key: str = "entropy", descending: bool = False) -> list[HeadStats]:
-    """The table sorted by one column (a :class:`HeadStats` field); None sorts last.
-    Raises ValueError for an unknown column."""
-    if key not in HeadStats.__dataclass_fields__:
-        raise ValueError(f"unknown column {key!r}")
+    """The table sorted by one column (a :class:`HeadStats` field or a printed header, see
+    :func:`sort_column`); None sorts last. Raises ValueError for an unknown column."""
+    key = sort_column(key)
     present = [r for r in rows if getattr(r, key) is not None]
     missing = [r for r in rows if getattr(r, key) is None]
     return sorted(present, key=lambda r: getattr(r, key), reverse=descending) + missing
@@ -212,6 +228,7 @@ def derived_json(maps: AttentionMaps, sort: str = "entropy", descending: bool = 
     def r(x: Tensor) -> list:
         return torch.round(x.double(), decimals=6).tolist()
 
+    sort = sort_column(sort)
     return {
         "sort": sort, "descending": descending,
         "heads": {k: [h.to_json() for h in sort_heads(head_table(maps, k), sort, descending)] for k in KINDS},
