@@ -216,6 +216,9 @@ class DetachablePanel(QtWidgets.QWidget):
             return
         i = self.tabs.indexOf(self)
         if i >= 0:
+            home = getattr(self.tabs, "_home_order", None)
+            if home is None or self not in home:  # the strip's order with every panel in its tab
+                self.tabs._home_order = [self.tabs.widget(k) for k in range(self.tabs.count())]
             self.tabs.removeTab(i)
         self.setParent(self.tabs.window(), QtCore.Qt.WindowType.Window)  # closes with the main window
         self.setWindowTitle(f"Attention Studio — {self.tab_title}")
@@ -223,12 +226,21 @@ class DetachablePanel(QtWidgets.QWidget):
         self.resize(1200, 820)
         self.show()
 
+    def _home_index(self) -> int:
+        """Where the panel goes back: its place in the strip's order before it left, counting only
+        the tabs that are there now (so two panels returning in any order keep their order)."""
+        home = getattr(self.tabs, "_home_order", None) or []
+        if self not in home:
+            return self.tabs.count()
+        before = home[: home.index(self)]
+        return sum(1 for k in range(self.tabs.count()) if self.tabs.widget(k) in before)
+
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         if self.detached and self.tabs is not None:
             ev.ignore()
             self.hide()
             self.setWindowFlag(QtCore.Qt.WindowType.Window, False)
-            self.tabs.addTab(self, self.tab_title)
+            self.tabs.insertTab(self._home_index(), self, self.tab_title)
             self.tabs.setCurrentWidget(self)
             self.detach_button.setText("Open in own window")
             self.show()

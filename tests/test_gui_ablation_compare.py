@@ -211,6 +211,24 @@ def test_panel_opens_in_its_own_window_and_returns(qtbot, window):
     assert not p.isWindow() and tabs.indexOf(p) >= 0 and tabs.count() == n
 
 
+def test_panels_return_to_their_own_place_in_the_tab_strip(qtbot, window):
+    tabs = window.live.tabs
+    order = [tabs.widget(k) for k in range(tabs.count())]
+    a, c = window.analysis.ablation, window.analysis.compare
+    assert order.index(a) < len(order) - 1  # not already last, so "back at the end" would fail
+    a.detach_button.click()
+    assert a.isWindow() and tabs.indexOf(a) == -1
+    a.detach_button.click()  # "Back into the tab"
+    assert [tabs.widget(k) for k in range(tabs.count())] == order and tabs.currentWidget() is a
+    for first, second in ((a, c), (c, a)):  # both out, back in either order
+        a.toggle_window()
+        c.toggle_window()
+        assert tabs.count() == len(order) - 2
+        first.close()
+        second.close()
+        assert [tabs.widget(k) for k in range(tabs.count())] == order
+
+
 def test_colour_map_and_scale_restyle_the_tab_maps(qtbot, window, second_checkpoint):
     import pyqtgraph as pg
 
