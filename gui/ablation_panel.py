@@ -19,6 +19,17 @@ from gui.pair_views import DetachablePanel, MapRow, error_style
 from gui.topk_panel import TopKPanel
 
 KIND_NAMES = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
+NO_MODEL = "no model loaded yet: open one (File → Open), then tick heads and press Ablate"
+READY = "tick heads and press Ablate: the sentence in the input above is decoded again without them"
+
+
+def gui_wording(reason: str) -> str:
+    """core's messages about ``--ablate`` (the CLI option) in this tab's words: "heads …"."""
+    if reason.startswith("--ablate needs at least one"):
+        return "tick at least one head (or type layer:head pairs, e.g. 2:3,3:1)"
+    if reason.startswith("--ablate "):
+        return "heads " + reason.removeprefix("--ablate ")
+    return reason
 
 
 class AblationPanel(DetachablePanel):
@@ -59,7 +70,7 @@ class AblationPanel(DetachablePanel):
         self.grid_box = QtWidgets.QWidget()
         self.grid = QtWidgets.QGridLayout(self.grid_box)
         self.grid.setContentsMargins(0, 0, 0, 0)
-        self.status = QtWidgets.QLabel("load a model, type a sentence above, tick heads and press Ablate")
+        self.status = QtWidgets.QLabel(NO_MODEL)
         self.status.setWordWrap(True)
         self.summary = QtWidgets.QLabel("")
         self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
@@ -110,6 +121,8 @@ class AblationPanel(DetachablePanel):
         self.layers = {"enc": config.n_encoder_layers, "dec": config.n_decoder_layers, "cross": config.n_decoder_layers}
         self.n_heads = config.n_heads
         self._rebuild_grid()
+        if self.report is None:
+            error_style(self.status, READY, False)
 
     def _rebuild_grid(self) -> None:
         while self.grid.count():
@@ -147,7 +160,7 @@ class AblationPanel(DetachablePanel):
         """The Clear button: untick every head and remove the last result (nothing is exported)."""
         self.heads.clear()
         self._sync_boxes("")
-        self.clear_result("tick heads and press Ablate")
+        self.clear_result(READY)
 
     def clear_result(self, why: str) -> None:
         """Forget the last report and empty what showed it; ``why`` goes in the status line."""
@@ -192,7 +205,17 @@ class AblationPanel(DetachablePanel):
 
     # ---------- results ----------
     def show_error(self, reason: str) -> None:
-        kept = " — the last result stays below" if self.report is not None else ""
+        """An error in the status line (GUI wording). With a result on screen it stays, and the kind
+        and ticks go back to the heads of that result, so the ticks always match what is shown."""
+        reason = gui_wording(reason)
+        kept = ""
+        if self.report is not None:
+            r = self.report.result
+            spec = ",".join(f"{la}:{h}" for la, h in r.heads)
+            self.heads.setText(spec)
+            self.kind.setCurrentIndex(self.kind.findData(r.kind))  # rebuilds the grid from the text
+            self._sync_boxes(spec)
+            kept = f" — the result below (heads {spec}, {KIND_NAMES[r.kind].lower()}) stays; the ticks show its heads"
         error_style(self.status, f"{reason}{kept}", True)
 
     def show_report(self, report, ms: float, selection: tuple[str, int, int], step: int) -> None:

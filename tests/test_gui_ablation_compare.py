@@ -28,8 +28,19 @@ def window(window):
     return window
 
 
+def test_ablation_hint_fits_the_state(qtbot, tiny_checkpoint):
+    from gui.ablation_panel import NO_MODEL, READY, AblationPanel
+
+    p = AblationPanel()
+    qtbot.addWidget(p)
+    assert p.status.text() == NO_MODEL  # before any model
+    p.set_model(load_checkpoint(tiny_checkpoint, device="cpu").config)
+    assert p.status.text() == READY and "load a model" not in p.status.text()
+
+
 def test_ablation_panel_equals_core(qtbot, window, tiny_checkpoint):
     p = window.analysis.ablation
+    assert "no model" not in p.status.text()  # the window loaded the tiny model
     assert len(p.boxes) == 2 * 4  # the grid was sized for the model: 2 encoder layers × 4 heads
     p.boxes[(2, 3)].setChecked(True)
     p.boxes[(1, 1)].setChecked(True)
@@ -147,9 +158,18 @@ def test_bad_input_keeps_the_last_result(qtbot, window, tmp_path):
     ablate(qtbot, window, "1:1", "enc")
     good = p.report
     assert good is not None
-    ablate(qtbot, window, "3:1", "enc")  # the model has 2 encoder layers
-    assert "out of range" in p.status.text() and p.status.text().startswith("⚠")
+    ticked = {k for k, b in p.boxes.items() if b.isChecked()}
+    assert ticked == {(1, 1)}
+    ablate(qtbot, window, "3:1", "cross")  # the model has 2 decoder layers
+    status = p.status.text()
+    assert status.startswith("⚠ heads 3:1: layer 3 out of range 1..2 (cross)"), status
+    assert "--ablate" not in status and "heads 1:1" in status
     assert p.report is good
+    # the kind and ticks are those of the result still shown, not of the failed request
+    assert p.core_kind == "enc" and p.heads.text() == "1:1"
+    assert {k for k, b in p.boxes.items() if b.isChecked()} == ticked
+    ablate(qtbot, window, "", "enc")
+    assert "tick at least one head" in p.status.text() and "--ablate" not in p.status.text()
     window.inputs.text.setText("   ")
     ablate(qtbot, window, "1:1", "enc")
     assert "empty" in p.status.text() and p.report is good
