@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 from core.defaults import DEFAULT_CHECKPOINT
+from gui.headless_panels import PANELS
+from gui.headless_panels import add_arguments as add_panel_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "assets" / "fonts"
@@ -79,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=1)
     p.add_argument("--batch-with", default=None, help="second Korean sentence: both run as one padded batch")
     p.add_argument("--no-causal-mask", action="store_true", help="with --reference: teacher forcing without the mask")
-    p.add_argument("--panel", choices=["fork", "reference", "beam", "heads"], default=None, help="experiment tab to show")
+    p.add_argument("--panel", choices=["fork", "reference", "beam", "heads", *PANELS], default=None,
+                   help="tab to show (ablate/compare/inside/positional: see the options below)")
+    add_panel_arguments(p)
     p.add_argument("--alignment", action="store_true", help="show the Alignment lines tab instead of the heatmap")
     p.add_argument("--pad-to", type=int, default=None)
     p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
@@ -96,13 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from core.errors import StudioError
+    from gui import headless_panels
+
+    try:
+        headless_panels.check(args)
+    except (StudioError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     import pyqtgraph as pg
     from PySide6 import QtWidgets
 
     pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k", antialias=True)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
-    from core.errors import StudioError
     from core.inference.checkpoint import load_checkpoint
     from gui.live_commands import start
     from gui.main_window import MainWindow
@@ -119,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.beam > 1:
             win.inputs.decoding.setCurrentIndex(1)
             win.inputs.beam.setValue(args.beam)
-    if args.panel:
+    if args.panel in PANELS:
+        headless_panels.prefill(win, args)
+    elif args.panel:
         win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel) if args.panel != "heads" else
                                       win.live.tabs.indexOf(win.heads.table_panel))
     if args.alignment:
@@ -157,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)
         win.show()
+        if args.panel in PANELS:
+            print(headless_panels.run(win, app, args, ckpt))
         shown = win
         if args.present:
             from gui.display import toggle_present
