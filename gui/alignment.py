@@ -17,13 +17,19 @@ LINE_RGB = (25, 80, 190)
 MARGIN = 10
 GAP = 12  # pixels between a token's text and its line end
 SMOOTH_UP_TO = 400  # lines drawn antialiased; more (e.g. 40 × 40) are drawn plain: ~5× faster to paint
+MIN_POINT = 8.0  # token labels never shrink below this (legible); with more tokens the panel scrolls
+ROW_SPACING = 1.35  # row pitch ≥ this × the font's line height, so ▁I above ' never touch
+MIN_HEIGHT = 280  # pixels, with few tokens
 
 
 class AlignmentLines(QtWidgets.QWidget):
     """Draws ``matrix [rows, cols]`` (rows = queries, columns = keys) as lines.
 
     ``lines``: ``[(query, key, weight)]`` that are drawn (0-based), in drawing order; ``painted``:
-    ``[(query, key, alpha)]`` as the last paint set each pen's alpha (alpha = weight).
+    ``[(query, key, alpha)]`` as the last paint set each pen's alpha (alpha = weight);
+    ``label_rects``: ``[(QRectF, token)]`` the line boxes of the token labels the last paint drew.
+    Rows are at least ``ROW_SPACING`` line heights apart: the font shrinks to ``MIN_POINT`` at the
+    least, and beyond that the minimum height grows (the panel scrolls).
     Signal ``focus_changed(int)``: the focused query row, or -1 for none.
     """
 
@@ -40,7 +46,8 @@ class AlignmentLines(QtWidgets.QWidget):
         self.focus: int | None = None
         self.lines: list[tuple[int, int, float]] = []
         self.painted: list[tuple[int, int, float]] = []
-        self.setMinimumSize(260, 240)
+        self.label_rects: list[tuple[QtCore.QRectF, str]] = []
+        self.setMinimumSize(260, MIN_HEIGHT)
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
 
     # ---------- data ----------
@@ -57,7 +64,27 @@ class AlignmentLines(QtWidgets.QWidget):
         if self.focus is not None and self.focus >= rows:
             self.focus = None
         self._compute()
+        self._fit_height()
         self.update()
+
+    def _fit_height(self) -> None:
+        """Minimum height for the tokens at ``MIN_POINT`` and ``ROW_SPACING`` (the scroll area
+        around the panel scrolls when the window is smaller)."""
+        font = QtGui.QFont(self.font())
+        font.setPointSizeF(MIN_POINT)
+        n = max(self.matrix.shape) if self.matrix.size else 0
+        need = self._top() + MARGIN + n * QtGui.QFontMetricsF(font).height() * ROW_SPACING
+        self.setMinimumHeight(max(MIN_HEIGHT, int(need) + 1))
+
+    def changeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        if ev.type() == QtCore.QEvent.Type.FontChange:
+            self._fit_height()
+        super().changeEvent(ev)
+
+    def _top(self) -> float:
+        head = QtGui.QFont(self.font())
+        head.setBold(True)
+        return MARGIN + 2 * QtGui.QFontMetricsF(head).height() + 6  # title, then the column headings
 
     def clear(self, title: str = "") -> None:
         self.set_data(np.zeros((0, 0)), None, [], [], "query", "key", title)
@@ -83,22 +110,22 @@ class AlignmentLines(QtWidgets.QWidget):
 
     # ---------- geometry ----------
     def _font(self, n: int, height: float) -> QtGui.QFont:
-        """The app font (Hangul via NanumGothic), 3 pt larger, shrunk until ``n`` tokens fit."""
+        """The app font (Hangul via NanumGothic), 3 pt larger, shrunk until ``n`` tokens fit at
+        ``ROW_SPACING`` line heights each, but never below ``MIN_POINT``."""
         font = QtGui.QFont(self.font())
-        pt = max(self.font().pointSizeF(), 8.0) + 3
-        while pt > 6:
+        pt = max(self.font().pointSizeF(), MIN_POINT) + 3
+        while True:
             font.setPointSizeF(pt)
-            if QtGui.QFontMetricsF(font).height() * max(n, 1) <= height:
-                break
-            pt -= 0.5
-        return font
+            if pt <= MIN_POINT or QtGui.QFontMetricsF(font).height() * ROW_SPACING * max(n, 1) <= height:
+                return font
+            pt = max(pt - 0.5, MIN_POINT)
 
     def _layout(self) -> dict:
         rows, cols = self.matrix.shape
         head = QtGui.QFont(self.font())
         head.setBold(True)
         hm = QtGui.QFontMetricsF(head)
-        top = MARGIN + 2 * hm.height() + 6  # title, then the column headings
+        top = self._top()
         body = max(self.height() - top - MARGIN, 10)
         font = self._font(max(rows, cols), body)
         fm = QtGui.QFontMetricsF(font)
@@ -158,6 +185,10 @@ class AlignmentLines(QtWidgets.QWidget):
     def _draw_tokens(self, p: QtGui.QPainter, g: dict) -> None:
         fm, half = g["fm"], g["fm"].ascent() / 2 - 1
         p.setFont(g["font"])
+        self.label_rects = []
+
+        def box(x: float, y: float, text: str) -> None:  # the label's line box, as drawn at baseline y
+            self.label_rects.append((QtCore.QRectF(x, y - fm.ascent(), fm.horizontalAdvance(text), fm.height()), text))
         elide = QtCore.Qt.TextElideMode.ElideRight
         for i, tok in enumerate(self.row_tokens):
             text = fm.elidedText(tok, elide, g["left_w"])
@@ -167,6 +198,7 @@ class AlignmentLines(QtWidgets.QWidget):
                                          fm.height()), QtGui.QColor(255, 225, 140))
             p.setPen(QtGui.QColor("#222222" if self.query_ok[i] else "#aaaaaa"))
             p.drawText(QtCore.QPointF(x, g["row_y"][i] + half), text)
+            box(x, g["row_y"][i] + half, text)
         col_masked = (self.mask.all(0) if self.mask is not None and self.mask.shape[0]
                       else np.zeros(len(self.col_tokens), bool))
         for j, tok in enumerate(self.col_tokens):
@@ -177,6 +209,7 @@ class AlignmentLines(QtWidgets.QWidget):
             text = fm.elidedText(label, elide, g["right_w"])
             p.setPen(QtGui.QColor("#aaaaaa" if col_masked[j] else "#222222"))
             p.drawText(QtCore.QPointF(g["x_right"] + GAP, g["col_y"][j] + half), text)
+            box(g["x_right"] + GAP, g["col_y"][j] + half, text)
 
     def mousePressEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         row = self.row_at(ev.position())
@@ -200,6 +233,11 @@ class AlignmentPanel(QtWidgets.QWidget):
         self.hint = QtWidgets.QLabel(self.HINT)
         self.hint.setWordWrap(True)
         self.lines = AlignmentLines()
+        self.scroll = QtWidgets.QScrollArea()  # many tokens: legible rows that scroll, not squeezed ones
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setMinimumHeight(MIN_HEIGHT - 20)
+        self.scroll.setWidget(self.lines)
         lay.addWidget(self.mean)
         lay.addWidget(self.hint)
-        lay.addWidget(self.lines, 1)
+        lay.addWidget(self.scroll, 1)

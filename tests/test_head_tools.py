@@ -304,3 +304,38 @@ def test_file_export_writes_the_alignment_shown(qtbot, window, tmp_path, monkeyp
     np.testing.assert_array_equal(data["derived_align_weights"], result.maps.encoder_self[1, 3].numpy())
     assert str(data["derived_align_what"]) == "head layer 2 head 4" and int(data["derived_align_focus"]) == 1
     assert list(data["derived_align_rows"]) == list(data["src_tokens"])
+
+
+@pytest.mark.parametrize("n_rows", [7, 40])
+def test_alignment_labels_never_overlap_and_stay_legible(qtbot, n_rows):
+    """The report's case (▁I above ' at ~410 × 240 px) and a long sentence: rows keep a visible
+    gap at a legible size; when they do not fit, the panel scrolls instead of squeezing them."""
+    from PySide6 import QtGui
+
+    from gui.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
+    from gui.app import register_fonts
+    from tests.test_display import assert_no_overlap
+
+    panel = AlignmentPanel()
+    qtbot.addWidget(panel)
+    panel.setFont(QtGui.QFont(register_fonts(), 11))
+    rows = (["[BOS]", "▁I", "'", "m", "▁a", "▁teacher", "."] + [f"▁w{i}" for i in range(40)])[:n_rows]
+    cols = ["▁나는", "▁학생", "입니다", ".", "[EOS]"]
+    panel.resize(410, 240 + 70)  # the lines area about 410 × 240 below the switch and the hint
+    panel.show()
+    lines = panel.lines
+    lines.set_data(np.full((n_rows, len(cols)), 0.2), None, rows, cols, "target query", "source key", "t")
+    qtbot.wait(20)
+    lines.grab()  # paint: records the label boxes
+    assert len(lines.label_rects) == n_rows + len(cols)
+    assert_no_overlap(lines.label_rects)
+    left = [r for r, _ in lines.label_rects[:n_rows]]
+    height = left[0].height()
+    gaps = [b.top() - a.bottom() for a, b in zip(left, left[1:])]
+    assert min(gaps) >= (ROW_SPACING - 1) * height - 0.5  # a visible gap between ▁I and '
+    assert lines._layout()["font"].pointSizeF() >= MIN_POINT
+    assert all(r.bottom() <= lines.height() and r.top() >= 0 for r, _ in lines.label_rects)  # none cut off
+    assert lines.minimumHeight() >= MIN_HEIGHT
+    if n_rows == 40:  # more rows than fit: the panel scrolls, the font stays near the legible minimum
+        assert panel.scroll.verticalScrollBar().maximum() > 0
+        assert lines._layout()["font"].pointSizeF() <= MIN_POINT + 1
