@@ -6,8 +6,9 @@ from pathlib import Path
 
 from core.errors import InputError
 
-#: The shipped model, used when no ``--checkpoint`` is given.
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "ko-en-base"
+#: The shipped default model, used when no ``--checkpoint`` is given (non-commercial weights; the
+#: permissive ``ko-en-base`` ships beside it).
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "ko-en-nc"
 
 #: Beam sizes accepted everywhere (1 = greedy). Above 16 the search costs more than it finds on
 #: this model and a long request would keep the app busy for seconds.

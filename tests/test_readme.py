@@ -22,8 +22,11 @@ def test_quick_start_has_two_one_line_commands_and_ci_runs_the_test_one():
     assert tests in ci
 
 
-def test_shipped_checkpoint_is_complete():
-    names = {p.name for p in SHIPPED.iterdir()}
-    assert {"config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json", "README.md",
-            "training.json", "eval.json"} <= names
-    assert (SHIPPED / "model.safetensors").stat().st_size < 60_000_000
+def test_shipped_checkpoints_are_complete():
+    shipped = sorted(p for p in (ROOT / "checkpoints").iterdir() if p.is_dir())
+    assert SHIPPED in shipped
+    for ck in shipped:
+        names = {p.name for p in ck.iterdir()}
+        assert {"config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json", "README.md",
+                "training.json", "eval.json"} <= names, ck
+        assert (ck / "model.safetensors").stat().st_size < 60_000_000
