@@ -112,3 +112,38 @@ def test_cross_swaps_put_other_shapes_in_the_same_frame():
         a, b = re.fullmatch(r"(.+) likes (.+)\.", en).groups()
         assert ko.startswith(a) and b in ko  # the same strings on both sides, verbatim
         assert "톰" not in ko and "메리" not in ko
+
+
+def test_rich_strings_cover_round_numbers_and_unseen_words():
+    from core.training.copy_shapes import pseudo_word, rich_string, round_number
+
+    rng = random.Random(11)
+    rounds = [round_number(rng) for _ in range(300)]
+    assert any(re.fullmatch(r"\d{1,2},000", n) for n in rounds)  # 15,000
+    assert any(re.fullmatch(r"\d,[25]00", n) for n in rounds)  # 4,500 / 1,200
+    assert any(re.fullmatch(r"(19|20)\d\d", n) for n in rounds)  # a year
+    nums = [rich_string(rng, True) for _ in range(300)]
+    assert all(re.fullmatch(r"[A-Z]-\d{3,5}|[\d.,:\-]+", n) for n in nums)
+    assert any(re.fullmatch(r"\d{7,9}", n) for n in nums)  # long digit strings
+    text = [rich_string(rng, False) for _ in range(400)]
+    assert sum("@" in t for t in text) > 30 and sum("://" in t for t in text) > 20
+    assert any(re.fullmatch(r"[a-z]+_\d{4}\.[a-z0-9]+", t) for t in text)  # receipt_0412.png-like
+    words = {pseudo_word(rng) for _ in range(200)}
+    assert len(words) > 150 and all(re.fullmatch(r"[a-z]+", w) for w in words)
+
+
+def test_rich_cross_swaps_keep_both_sides_verbatim(tmp_path):
+    src = tmp_path / "c"
+    (tmp_path / "c.ko").write_text("이 책은 2003년에 나왔다.\n톰은 메리를 좋아해.\n", encoding="utf-8")
+    (tmp_path / "c.en").write_text("This book came out in 2003.\nTom likes Mary.\n", encoding="utf-8")
+    n = augment_files([src], tmp_path / "out", variants=8, seed=2, cross=1.0, rich=True)
+    ko = (tmp_path / "out.ko").read_text(encoding="utf-8").splitlines()
+    en = (tmp_path / "out.en").read_text(encoding="utf-8").splitlines()
+    assert n == len(ko) == len(en) >= 12
+    for k, e in zip(ko, en):
+        m = re.fullmatch(r"This book came out in (.+)\.", e)
+        if m:
+            assert f"{m.group(1)}년에" in k and "2003" not in k
+        else:
+            a, b = re.fullmatch(r"(.+) likes (.+)\.", e).groups()
+            assert k.startswith(a) and b in k
