@@ -37,6 +37,11 @@ def value_text(v: float) -> str:
     return text.replace("-", "−")
 
 
+def range_text(v: float) -> str:
+    """A colour-range end in a title: 3 significant digits (±0.00412 stays readable), "−" sign."""
+    return f"{v:.3g}".replace("-", "−")
+
+
 class ValueStrip:
     """One matrix as a PlotItem in ``layout`` at ``row``: image, token axes, printed values."""
 
@@ -96,7 +101,7 @@ class ValueStrip:
         self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(row_tokens)]])
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(col_tokens)]])
         lo, hi = self.levels
-        self.plot.setTitle(f"{title} <span style='color:#777'>(colour {value_text(lo)} … {value_text(hi)})</span>",
+        self.plot.setTitle(f"{title} <span style='color:#777'>(colour {range_text(lo)} … {range_text(hi)})</span>",
                            size=f"{max(self.font.pointSize(), 6)}pt")
         self._wrap_title()
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)

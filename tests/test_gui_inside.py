@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 import torch
 from PySide6 import QtCore
@@ -19,7 +20,7 @@ from core.inference.checkpoint import load_checkpoint, save_checkpoint
 from core.inference.inside import positional_matrix
 from core.transformer.model import Transformer
 from gui.inside_panel import HINT
-from gui.strips import NEG_INF, value_text
+from gui.strips import NEG_INF, ValueStrip, value_text
 from gui.view_data import masks_at
 from tests.conftest import tiny_config
 from tests.gui_support import do, open_window, type_and_translate
@@ -72,11 +73,29 @@ def test_inside_tab_equals_heatmap_row_and_numpy(qtbot, window, kind, layer, hea
     assert all(np.isfinite(s.image.image.image).all() for s in panel.strips)  # −∞ / NaN never drawn
     assert d_head <= 16 and [q_strip.cell_texts[(0, c)] for c in range(d_head)] == [value_text(x) for x in q]
     assert [w_strip.cell_texts[(0, c)] for c in range(n)] == [value_text(x) for x in weights]  # numbers printed
+    for i, strip in enumerate(panel.strips):  # the title's colour range: the real ends, 3 significant digits
+        finite = strip.matrix[np.isfinite(strip.matrix)].astype(np.float64)
+        top = 1.0 if i == 4 else float(np.abs(finite).max())
+        lo, hi = (0.0, 1.0) if i == 4 else (-top, top)
+        want = f"(colour {lo:.3g} … {hi:.3g})".replace("-", "−")
+        assert want in strip.plot.titleLabel.text, (i, strip.plot.titleLabel.text)
     if kind == "decoder":
         assert n == query and panel.step.key_tokens == result.maps.tgt_tokens[:n]
     tokens = result.maps.src_tokens if kind != "decoder" else result.maps.tgt_tokens
     assert [t for _, t in s_strip.plot.getAxis("bottom")._tickLevels[0]] == list(tokens[:n])
     assert [t for _, t in m_strip.plot.getAxis("bottom")._tickLevels[0]] == list(tokens[:n])
+
+
+def test_inside_strip_title_range_keeps_small_values(qtbot):
+    """A range of ±0.00412 reads "−0.00412 … 0.00412" (two decimals read "−0.00 … 0.00")."""
+    layout = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(layout)
+    strip = ValueStrip(layout.ci, 0, pg.colormap.get("viridis"), diverging=True)
+    for m, want in ((0.00412, "−0.00412 … 0.00412"), (2.71828, "−2.72 … 2.72"), (1234.5, "−1.23e+03 … 1.23e+03")):
+        strip.set(np.array([[m, -m / 2, 0.0]]), ["q"], list("abc"), "scores")
+        assert strip.levels == (-m, m) and f"(colour {want})" in strip.plot.titleLabel.text
+    strip.set(np.array([[0.25, 0.75]]), ["q"], list("ab"), "softmax", levels=(0.0, 1.0))
+    assert "(colour 0 … 1)" in strip.plot.titleLabel.text
 
 
 def test_inside_tab_click_and_messages(qtbot, window):
