@@ -4,6 +4,9 @@
 The panels follow the main window: the head they draw is the one selected in the grid (view kind,
 layer, head; in the Masks view the first ablated head, or cross-attention L1 H1), the top-k is at
 the main view's step. Results of superseded requests are ignored; failures leave the last result.
+Cancel (:meth:`AnalysisTabs.cancel`, from the window's Cancel button) drops a running or waiting
+ablation or comparison through the model worker's request-id cancellation (queues "ablate" and
+"compare"); the last result stays and the status bar says so.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ class AnalysisTabs(QtCore.QObject):
 
     ``request_ablate(int id, AblateRequest)`` / ``request_compare(int id, CompareRequest)`` reach
     the worker through queued connections (it lives on ``win.thread``); ``answered(str panel)`` is
-    emitted on the GUI thread once the latest request's result or error is shown."""
+    emitted on the GUI thread once the latest request's result, error or cancellation is shown."""
 
     request_ablate = QtCore.Signal(int, object)
     request_compare = QtCore.Signal(int, object)
@@ -33,7 +36,7 @@ class AnalysisTabs(QtCore.QObject):
         self.win = win
         self.ids = {"ablate": 0, "compare": 0}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
-        self.worker = AnalysisWorker(lambda: win.worker.checkpoint)
+        self.worker = AnalysisWorker(lambda: win.worker.checkpoint, win.worker.is_dropped)
         self.worker.moveToThread(win.thread)
         self.ablation, self.compare = AblationPanel(), ComparePanel()
         for panel in (self.ablation, self.compare):
@@ -44,6 +47,8 @@ class AnalysisTabs(QtCore.QObject):
         self.worker.ablated.connect(self._on_ablated)
         self.worker.compared.connect(self._on_compared)
         self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self.worker.busy.connect(win.inputs.set_busy)  # Cancel is enabled while a run is on
         # bound methods of this GUI-thread object, never lambdas: a lambda connected to a signal of
         # the worker would run on the worker's thread
         win.worker.loaded.connect(self._on_loaded)
@@ -81,6 +86,12 @@ class AnalysisTabs(QtCore.QObject):
         rid = self._next("compare")
         self.request_compare.emit(rid, req)
         return rid
+
+    def cancel(self) -> None:
+        """Cancel the latest ablation and comparison (and older ones still waiting): a running
+        one stops at its next decoder step; the tab keeps its last result."""
+        for panel, rid in self.ids.items():
+            self.win.worker.cancel(rid, panel)
 
     # ---------- answers (GUI thread) ----------
     @QtCore.Slot(object)
@@ -137,6 +148,13 @@ class AnalysisTabs(QtCore.QObject):
     def _on_failed(self, rid: int, panel: str, reason: str) -> None:
         if rid == self.ids[panel]:
             (self.ablation if panel == "ablate" else self.compare).show_error(reason)
+            self.answered.emit(panel)
+
+    def _on_cancelled(self, rid: int, panel: str) -> None:
+        if rid == self.ids[panel]:
+            what = "ablation" if panel == "ablate" else "comparison"
+            (self.ablation if panel == "ablate" else self.compare).show_error(f"{what} cancelled")
+            self.win.status.showMessage(f"{what} cancelled; the last result stays on screen", 5000)
             self.answered.emit(panel)
 
     def drop_stale(self) -> None:

@@ -5,6 +5,9 @@
 thread, so an ablation (which sets ``ablated_heads`` on the model's attention modules inside a
 ``with`` block) never runs while a translation or a live step uses the same model. The second
 checkpoint of a comparison is loaded here too, never on the GUI thread; the app's model stays.
+Cancel uses the model worker's request-id scheme (:meth:`gui.worker.ModelWorker.cancel` with the
+queue "ablate" or "compare"): a waiting request never runs, a running one stops at its next
+decoder step (a comparison also between its two runs); either is answered with ``cancelled``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from core.inference.ablation import parse_heads
 from core.inference.checkpoint import Checkpoint, load_checkpoint
 from core.inference.compare import ablation_report
 from core.inference.translate import translate
+from gui.worker import Cancelled
 
 
 @dataclass
@@ -60,20 +64,25 @@ class CompareOutcome:
 
 class AnalysisWorker(QtCore.QObject):
     """Signals: ``ablated(int, AblationReport, float ms)``, ``compared(int, CompareOutcome, float)``,
-    ``failed(int, str panel, str one-line reason)`` with panel "ablate" or "compare", ``busy(bool)``.
+    ``failed(int, str panel, str one-line reason)`` with panel "ablate" or "compare",
+    ``cancelled(int, str panel)`` (request id), ``busy(bool)``.
 
     ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
-    this worker's thread, where the model worker sets it.
+    this worker's thread, where the model worker sets it. ``is_dropped(request_id, panel)``
+    (thread-safe; :meth:`gui.worker.ModelWorker.is_dropped`) says whether a request was cancelled;
+    without it nothing is.
     """
 
     ablated = QtCore.Signal(int, object, float)
     compared = QtCore.Signal(int, object, float)
     failed = QtCore.Signal(int, str, str)
+    cancelled = QtCore.Signal(int, str)
     busy = QtCore.Signal(bool)
 
-    def __init__(self, checkpoint_of) -> None:
+    def __init__(self, checkpoint_of, is_dropped=None) -> None:
         super().__init__()
         self.checkpoint_of = checkpoint_of
+        self.is_dropped = is_dropped or (lambda request_id, panel: False)
         self.second: Checkpoint | None = None  # the last checkpoint B that loaded
         self._lock = threading.Lock()
         self._latest = {"ablate": 0, "compare": 0}
@@ -119,12 +128,24 @@ class AnalysisWorker(QtCore.QObject):
         return ckpt
 
     def _run(self, request_id: int, panel: str, work, done) -> None:
+        """Run ``work(should_stop)`` and answer with ``done``, ``failed`` or ``cancelled``;
+        ``should_stop()`` raises :class:`Cancelled` once the request was cancelled."""
         if self._stale(panel, request_id):
             return
+        if self.is_dropped(request_id, panel):  # cancelled while it waited: never runs
+            self.cancelled.emit(request_id, panel)
+            return
+
+        def should_stop() -> None:
+            if self.is_dropped(request_id, panel):
+                raise Cancelled
+
         self.busy.emit(True)
         t0 = time.perf_counter()
         try:
-            out = work()
+            out = work(should_stop)
+        except Cancelled:
+            self.cancelled.emit(request_id, panel)
         except (StudioError, ValueError) as exc:
             self.failed.emit(request_id, panel, str(exc))
         except Exception as exc:  # noqa: BLE001 - report, keep the app alive
@@ -136,29 +157,34 @@ class AnalysisWorker(QtCore.QObject):
 
     @QtCore.Slot(int, object)
     def ablate(self, request_id: int, req: AblateRequest) -> None:
-        def work():
+        def work(should_stop):
             ckpt = self._model()
             text = self._text(req.text)
             heads = parse_heads(req.heads)
-            return ablation_report(ckpt, text, heads, req.kind, beam=req.beam, pad_to=req.pad_to)
+            return ablation_report(ckpt, text, heads, req.kind, beam=req.beam, pad_to=req.pad_to,
+                                   should_stop=should_stop)
 
         self._run(request_id, "ablate", work, self.ablated)
 
     @QtCore.Slot(int, object)
     def compare(self, request_id: int, req: CompareRequest) -> None:
-        def work():
+        def work(should_stop):
             ckpt = self._model()
-            opts = dict(beam=req.beam, pad_to=req.pad_to)
+            opts = dict(beam=req.beam, pad_to=req.pad_to, should_stop=should_stop)
+
+            def both(ckpt_a, text_a, ckpt_b, text_b, label_a, label_b):
+                a = translate(ckpt_a, text_a, **opts)
+                should_stop()  # Cancel between the two runs: B never starts
+                return CompareOutcome(a, translate(ckpt_b, text_b, **opts), label_a, label_b, req.mode)
+
             if req.mode == "inputs":
                 a_text, b_text = self._text(req.text_a, " A"), self._text(req.text_b, " B")
-                return CompareOutcome(translate(ckpt, a_text, **opts), translate(ckpt, b_text, **opts),
-                                      f"A: {a_text.strip()}", f"B: {b_text.strip()}", req.mode)
+                return both(ckpt, a_text, ckpt, b_text, f"A: {a_text.strip()}", f"B: {b_text.strip()}")
             if req.mode != "checkpoints":
                 raise InputError(f"unknown comparison {req.mode!r}")
             text = self._text(req.text_a)
             second = self.second_checkpoint(req.path_b, ckpt.device.type)
-            return CompareOutcome(translate(ckpt, text, **opts), translate(second, text, **opts),
-                                  f"A: {ckpt.name}", f"B: {second.name}", req.mode)
+            return both(ckpt, text, second, text, f"A: {ckpt.name}", f"B: {second.name}")
 
         self._run(request_id, "compare", work, self.compared)
 

@@ -233,6 +233,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def cancel(self) -> None:
         self.worker.cancel(self.request_id)  # the running request and any still waiting
+        self.analysis.cancel()  # and an ablation or comparison, running or waiting
 
     def _on_translated(self, request_id: int, state, ms: float) -> None:
         if request_id != self.request_id:

@@ -3,7 +3,10 @@
 The GUI never touches the model; it receives plain results (Checkpoint info, Translation).
 Cancellation is by request id: :meth:`ModelWorker.cancel` ``(up_to)`` drops every translation
 request with an id <= ``up_to``, the one running (it stops at its next decoder step) and the ones
-still waiting in the thread's queue (they are answered with ``cancelled`` without running).
+still waiting in the thread's queue (they are answered with ``cancelled`` without running). Each
+queue of requests numbers its own ids: ``"translate"`` (translations and live commands, the
+window's ``request_id``), ``"ablate"`` and ``"compare"`` (the Ablate heads and Compare tabs,
+:mod:`gui.analysis_worker`, which polls :meth:`ModelWorker.is_dropped` the same way).
 :meth:`ModelWorker.shutdown` drops everything, loads included, so closing the window never waits
 for queued work.
 """
@@ -80,23 +83,24 @@ class ModelWorker(QtCore.QObject):
         self.checkpoint: Checkpoint | None = None
         self.live: LiveDecoder | None = None  # the sentence being stepped (greedy or beam)
         self._lock = threading.Lock()
-        self._dropped_up_to = 0  # translation requests with an id <= this are cancelled
+        self._dropped_up_to: dict[str, int] = {}  # per queue: requests with an id <= this are cancelled
         self._closing = threading.Event()
 
-    def cancel(self, up_to: int) -> None:
-        """Thread-safe: cancel every translation request with id <= ``up_to``, running or waiting.
+    def cancel(self, up_to: int, queue: str = "translate") -> None:
+        """Thread-safe: cancel every request of ``queue`` with id <= ``up_to``, running or waiting.
         Ids only grow, so a lower ``up_to`` than an earlier call changes nothing."""
         with self._lock:
-            self._dropped_up_to = max(self._dropped_up_to, up_to)
+            self._dropped_up_to[queue] = max(self._dropped_up_to.get(queue, 0), up_to)
 
     def shutdown(self) -> None:
         """Thread-safe: drop all work, running and waiting (translations and loads), for good."""
         self._closing.set()
 
-    def is_dropped(self, request_id: int) -> bool:
-        """True if request ``request_id`` was cancelled or the worker is shutting down."""
+    def is_dropped(self, request_id: int, queue: str = "translate") -> bool:
+        """Thread-safe: True if request ``request_id`` of ``queue`` was cancelled or the worker is
+        shutting down."""
         with self._lock:
-            return self._closing.is_set() or request_id <= self._dropped_up_to
+            return self._closing.is_set() or request_id <= self._dropped_up_to.get(queue, 0)
 
     @QtCore.Slot(str, str)
     def load(self, path: str, device: str) -> None:

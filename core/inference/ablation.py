@@ -101,10 +101,13 @@ def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]],
 
     ``logprob_change`` in the JSON is log P(ablated output) under the ablated model minus
     log P(unablated output) under the unablated model (nats); ``unablated_output_logprob_change``
-    compares the same unablated output under both models.
+    compares the same unablated output under both models. ``options["should_stop"]`` (see
+    ``translate``) is also polled before each forced step of that scoring, so a cancellation
+    stops the whole run at its next decoder step.
 
     Raises:
         InputError: a head out of range, an unknown kind, or any error of ``translate``.
+        Whatever ``should_stop()`` raises.
     """
     c = ckpt.model.config
     n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers
@@ -118,7 +121,10 @@ def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]],
             s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text,
                               pad_to=options.get("pad_to"), top_k=1)
             same = 0.0
+            stop = options.get("should_stop")
             for st in original.steps:
+                if stop is not None:
+                    stop()
                 step = s.step(force=st.token_id)
                 if step is None:
                     break

@@ -17,18 +17,23 @@ from core.inference.experiments import step_logprob
 from core.transformer.ablation import ablated
 
 
-def forced_logprobs(ckpt: Checkpoint, text: str, token_ids: list[int], pad_to: int | None = None) -> list[float]:
+def forced_logprobs(ckpt: Checkpoint, text: str, token_ids: list[int], pad_to: int | None = None,
+                    should_stop=None) -> list[float]:
     """log p(token_t | source, tokens_<t) in nats for each of ``token_ids`` (one per decoder step,
     forced in order on the KV cache), under the model as it is now (call it inside
     :func:`core.transformer.ablation.ablated` to score under ablation). Stops early, with a
-    shorter list, if the output budget ends first.
+    shorter list, if the output budget ends first. ``should_stop()`` is polled before each step
+    (cancellation; raising is the caller's job).
 
     Raises:
         InputError: empty or unusable ``text`` (as :class:`DecodeSession`).
+        Whatever ``should_stop()`` raises.
     """
     s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text, pad_to=pad_to, top_k=1)
     out: list[float] = []
     for tid in token_ids:
+        if should_stop is not None:
+            should_stop()
         step = s.step(force=tid)
         if step is None:
             break
@@ -62,10 +67,11 @@ class AblationReport:
 def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc",
                     **options) -> AblationReport:
     """:func:`translate_ablated` (same arguments) and the per-token log P of the unablated output
-    under both models.
+    under both models. ``options["should_stop"]`` is polled at every decoder step of all of it.
 
     Raises:
         InputError: a head out of range, an unknown kind, or any error of ``translate``.
+        Whatever ``should_stop()`` raises.
     """
     result = translate_ablated(ckpt, text, heads, kind, **options)
     original = result.original
@@ -76,7 +82,8 @@ def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], k
         c = ckpt.model.config
         n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers
         with ablated(ckpt.model, ablation_spec(heads, kind, n_layers, c.n_heads)):
-            after = forced_logprobs(ckpt, text, [s.token_id for s in original.steps], options.get("pad_to"))
+            after = forced_logprobs(ckpt, text, [s.token_id for s in original.steps], options.get("pad_to"),
+                                    options.get("should_stop"))
     return AblationReport(result, before[: len(after)], after)
 
 
