@@ -1,4 +1,5 @@
-"""The main window: composes the panels, owns the worker thread, and redraws on each step."""
+"""The main window: composes the panels, owns the worker thread, and redraws on each step (its
+widgets, menus and keyboard shortcuts are built in :mod:`gui.window_layout`)."""
 
 from __future__ import annotations
 
@@ -10,24 +11,20 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.inference.live import LiveState
 from core.inference.translate import Translation
-from gui import analysis_tabs, display
-from gui.controls import InputPanel, StepControls
-from gui.fonts import apply_minimums, clamp_point, scrolling
-from gui.head_grid import Cell, HeadGrid
+from gui import analysis_tabs, window_layout
+from gui.fonts import apply_minimums, clamp_point
+from gui.head_grid import Cell
 from gui.head_tools import HeadTools
-from gui.heatmap import COLORMAPS, Heatmap
 from gui.live_controller import LiveController
-from gui.mask_panel import MASKED_RGB, OPEN_RGB, MaskPanel
+from gui.mask_panel import MASKED_RGB, OPEN_RGB
 from gui.positional_panel import install as install_inside_tabs
-from gui.topk_panel import TopKPanel
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
 from gui.view_model import ViewModel
+from gui.window_layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.worker import ModelWorker, TranslateRequest
 
-HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
-GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
-MASKS_CAPTION = "The masks the model was given up to this step (grey = masked, True); click one to enlarge:"
 MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[OPEN_RGB, MASKED_RGB])  # the mask panel's two colours
+__all__ = ["MainWindow", "MASK_CMAP", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window_layout.py
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -50,8 +47,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_info = "no model"
         self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
-        self._build_ui()
-        self._build_menus()
+        window_layout.build_widgets(self)
+        window_layout.build_menus(self)
         self._start_worker()
         self.live = LiveController(self)
         self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs (issue 13)
@@ -66,92 +63,7 @@ class MainWindow(QtWidgets.QMainWindow):
     selected = property(lambda self: self.vm.selected, lambda self, v: setattr(self.vm, "selected", tuple(v)),
                         doc="(layer, head) enlarged, or (mask index, 0)")
 
-    # ---------- construction ----------
-    def _build_ui(self) -> None:
-        central = QtWidgets.QWidget()
-        self._outer = outer = QtWidgets.QVBoxLayout(central)
-        self.inputs = InputPanel()
-        self.translation_label = QtWidgets.QLabel("<b>Translation:</b> —<br><b>After step 0:</b> —")  # 2 lines, as later
-        self.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.translation_label.setWordWrap(True)
-        self.controls = StepControls()
-        outer.addWidget(self.inputs)
-        outer.addWidget(self.translation_label)
-        outer.addWidget(self.controls)
-        self.split = split = QtWidgets.QSplitter()
-        left = QtWidgets.QWidget()
-        self._left = lv = QtWidgets.QVBoxLayout(left)
-        self.step_label = QtWidgets.QLabel("step 0")
-        self.step_label.setWordWrap(True)
-        self.topk = TopKPanel()
-        lv.addWidget(self.step_label)
-        lv.addWidget(QtWidgets.QLabel("Next-token candidates (top-k):"))
-        lv.addWidget(self.topk, 1)
-        center = QtWidgets.QWidget()
-        cv = QtWidgets.QVBoxLayout(center)
-        self.view_selector = QtWidgets.QComboBox()
-        self.view_selector.addItems([KIND_TITLES[k] for k in KINDS])
-        self.view_selector.setCurrentIndex(KINDS.index(self.kind))
-        self.view_selector.currentIndexChanged.connect(lambda i: self.set_view(KINDS[i]))
-        self.grid = HeadGrid(self.cmap)
-        self.grid.clicked.connect(self._on_cell_clicked)
-        cv.addWidget(self.view_selector)
-        self.grid_caption = QtWidgets.QLabel(GRID_CAPTION)
-        cv.addWidget(self.grid_caption)
-        cv.addWidget(self.grid, 1)
-        right = QtWidgets.QWidget()
-        rv = QtWidgets.QVBoxLayout(right)
-        self.heatmap = Heatmap(self.cmap)
-        self.hover_label = QtWidgets.QLabel(HOVER_HINT)
-        self.heatmap.hovered.connect(lambda t: self.hover_label.setText(t or HOVER_HINT))
-        self.masks = MaskPanel()
-        rv.addWidget(self.heatmap, 3)
-        rv.addWidget(self.hover_label)
-        rv.addWidget(self.masks, 2)
-        for w in (left, center, right):
-            split.addWidget(w)
-        split.setSizes([360, 520, 560])
-        outer.addWidget(split, 1)
-        self.setCentralWidget(scrolling(central))  # scroll rather than squeeze or widen (gui/fonts.py)
-        self.status = self.statusBar()
-        self.load_bar = QtWidgets.QProgressBar()  # shown only while a checkpoint loads
-        self.load_bar.setRange(0, 100)
-        self.load_bar.setMaximumWidth(180)
-        self.load_bar.setVisible(False)
-        self.status.addPermanentWidget(self.load_bar)
-        self.inputs.translate_requested.connect(self.translate)
-        self.inputs.cancel_requested.connect(self.cancel)
-        self.inputs.device_changed.connect(self._on_device_changed)
-        for key, slot in (("Right", lambda: self.controls.set_position(self.controls.position + 1)),
-                          ("Left", lambda: self.controls.set_position(self.controls.position - 1)),
-                          ("Space", self.controls.toggle_play),
-                          ("Home", lambda: self.controls.set_position(0)),
-                          ("End", lambda: self.controls.set_position(self.controls.slider.maximum()))):
-            sc = QtGui.QShortcut(QtGui.QKeySequence(key), self)
-            sc.activated.connect(slot)
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        file_menu.addAction("&Open checkpoint…", QtGui.QKeySequence.StandardKey.Open, self.open_checkpoint_dialog)
-        file_menu.addAction("Export enlarged &map as PNG…", lambda: display.export_dialog(self, "map"))
-        file_menu.addAction("Export enlarged map as &SVG…", lambda: display.export_dialog(self, "map", "svg"))
-        file_menu.addAction("Export head &grid as PNG…", lambda: display.export_dialog(self, "grid"))
-        file_menu.addAction("Export displayed &tensors (.npz)…", lambda: display.export_dialog(self, "npz"))
-        file_menu.addSeparator()
-        file_menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
-        view_menu = self.menuBar().addMenu("&View")
-        view_menu.addAction("Larger font", QtGui.QKeySequence.StandardKey.ZoomIn, lambda: self.change_font(+2))
-        view_menu.addAction("Smaller font", QtGui.QKeySequence.StandardKey.ZoomOut, lambda: self.change_font(-2))
-        QtGui.QShortcut(QtGui.QKeySequence("Ctrl+="), self).activated.connect(lambda: self.change_font(+2))
-        cmaps = view_menu.addMenu("Colour map")
-        group = QtGui.QActionGroup(self)
-        for label, name in COLORMAPS.items():
-            act = cmaps.addAction(label, lambda n=name: self.set_colormap(n))
-            act.setCheckable(True)
-            act.setChecked(name == "viridis")
-            group.addAction(act)
-        display.install(self, view_menu)  # Ctrl+0, colour scale, cell values, Present (F11)
-
+    # ---------- worker thread ----------
     def _start_worker(self) -> None:
         self.thread = QtCore.QThread(self)
         self.worker = ModelWorker()
