@@ -14,23 +14,17 @@ import numpy as np
 
 from core.errors import InputError
 from core.inference.translate import Translation
-from gui.view_data import KIND_TITLES, quote, view_at
+from gui.view_data import KIND_TITLES, MapData, quote, view_at
 
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}  # view kind -> ablation kind
 VIEW_KIND = {v: k for k, v in CORE_KIND.items()}
 
 
 @dataclass
-class HeadMap:
-    """weights ``[rows, cols]`` (float), mask ``[rows, cols]`` (bool, True = masked), axis tokens,
-    axis labels and a title naming kind, layer and head (1-based)."""
+class HeadMap(MapData):
+    """One head: weights ``[rows, cols]`` (float), mask ``[rows, cols]`` (bool, True = masked), axis
+    tokens, axis labels and a title naming kind, layer and head (1-based)."""
 
-    weights: np.ndarray
-    mask: np.ndarray
-    row_tokens: list[str]
-    col_tokens: list[str]
-    row_label: str
-    col_label: str
     title: str
 
 

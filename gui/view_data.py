@@ -22,17 +22,25 @@ KIND_TITLES = {
 
 
 @dataclass
-class ViewData:
-    """weights ``[L, H, rows, cols]`` (or ``[n_masks, 1, rows, cols]`` for masks), the mask used
-    ``[rows, cols]`` (True = masked), axis tokens and labels."""
+class MapData:
+    """The fields of every drawn attention map: ``weights`` (float, ``[..., rows, cols]``; rows are
+    queries, columns keys), the mask ``[rows, cols]`` (bool, True = masked), the row and column
+    tokens and the axis labels."""
 
-    kind: str
     weights: np.ndarray
     mask: np.ndarray
     row_tokens: list[str]
     col_tokens: list[str]
     row_label: str
     col_label: str
+
+
+@dataclass
+class ViewData(MapData):
+    """A view ``kind``'s maps: weights ``[L, H, rows, cols]`` (or ``[n_masks, 1, rows, cols]`` for
+    masks), the mask used ``[rows, cols]`` (True = masked), axis tokens and labels."""
+
+    kind: str
 
 
 def quote(token: str) -> str:
@@ -83,17 +91,17 @@ def view_at(result: Translation, k: int, kind: str) -> ViewData:
         enc_mask = np.broadcast_to(masks["encoder"][None, :], (len(src), len(src)))
         dec_mask, cross_mask = masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
     if kind == "encoder":
-        return ViewData(kind, m.encoder_self.numpy(), enc_mask, src, src, "source query", "source key")
+        return ViewData(m.encoder_self.numpy(), enc_mask, src, src, "source query", "source key", kind=kind)
     if kind == "decoder" and not getattr(result, "causal", True):
         # teacher forcing without the causal mask: query row t saw all T keys, future included
         full = result.maps
         t_all = full.decoder_self.shape[-1]
-        return ViewData(kind, full.decoder_self[:, :, :k].numpy(), np.zeros((k, t_all), dtype=bool), tgt,
-                        list(full.tgt_tokens), "target query", "target key (all T: no causal mask)")
+        return ViewData(full.decoder_self[:, :, :k].numpy(), np.zeros((k, t_all), dtype=bool), tgt,
+                        list(full.tgt_tokens), "target query", "target key (all T: no causal mask)", kind=kind)
     if kind == "decoder":
-        return ViewData(kind, m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key")
+        return ViewData(m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key", kind=kind)
     if kind == "cross":
-        return ViewData(kind, m.cross.numpy(), cross_mask, tgt, src, "target query", "source key")
+        return ViewData(m.cross.numpy(), cross_mask, tgt, src, "target query", "source key", kind=kind)
     raise ValueError("the masks view has its own cells: use mask_cells()")
 
 
