@@ -82,6 +82,19 @@ def _wait(app, done, what: str) -> None:
         time.sleep(0.01)
 
 
+def _run_analysis(win, app, panel: str, start, tab, shown):
+    """Start the Ablate heads or Compare tab's run (``panel`` "ablate" or "compare") with ``start``, as
+    its button would, wait until the analysis tabs answer for ``panel`` and return ``shown()`` (the
+    tab's result). Raises ValueError with the tab's status message when it shows no result."""
+    answered = []
+    win.analysis.answered.connect(answered.append)
+    start()
+    _wait(app, lambda: panel in answered, panel)
+    if shown() is None:
+        raise ValueError(tab.status.text().lstrip("⚠ "))
+    return shown()
+
+
 def run(win, app, args, ckpt) -> str:
     """Headless: the model is loaded and the main result shown. Fill the tab of ``--panel``, wait
     for its answer (computed by the app's own worker, as a click would) and return one line that
@@ -96,23 +109,14 @@ def run(win, app, args, ckpt) -> str:
         ablation_spec(parse_heads(args.ablate), args.ablate_kind, n_layers, cfg.n_heads)
     prefill(win, args)
     if args.panel == "ablate":
-        p, answered = win.analysis.ablation, []
-        win.analysis.answered.connect(answered.append)
-        win.analysis.ablate()
-        _wait(app, lambda: "ablate" in answered, "ablate")
-        if p.report is None:
-            raise ValueError(p.status.text().lstrip("⚠ "))
-        r = p.report.result
+        p = win.analysis.ablation
+        r = _run_analysis(win, app, "ablate", win.analysis.ablate, p, lambda: p.report).result
         spec = ",".join(f"{la}:{h}" for la, h in r.heads)
         return f"ablate {r.kind} {spec}: {r.ablated.translation} (unablated: {r.original.translation})"
     if args.panel == "compare":
-        c, answered = win.analysis.compare, []
-        win.analysis.answered.connect(answered.append)
-        win.analysis.run_compare()
-        _wait(app, lambda: "compare" in answered, "compare")
-        if c.outcome is None:
-            raise ValueError(c.status.text().lstrip("⚠ "))
-        return f"compare: A {c.outcome.a.translation} | B {c.outcome.b.translation}"
+        c = win.analysis.compare
+        out = _run_analysis(win, app, "compare", win.analysis.run_compare, c, lambda: c.outcome)
+        return f"compare: A {out.a.translation} | B {out.b.translation}"
     if args.panel == "inside":
         ip = win.inside_panel
         if args.query is not None:
