@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.inference.ablation import parse_heads
 from gui.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
 from gui.pair_views import DetachablePanel, MapRow, error_style
+from gui.tables import read_only_table
 from gui.topk_panel import TopKPanel
 
 KIND_NAMES = {"enc": "Encoder self-attention", "dec": "Decoder self-attention", "cross": "Cross-attention"}
@@ -85,14 +86,10 @@ class AblationPanel(DetachablePanel):
         self.map_caption = QtWidgets.QLabel("")
         self.map_caption.setWordWrap(True)
         self.maps = MapRow(("unablated", "ablated"), with_diff=False)
-        self.table = QtWidgets.QTableWidget(0, len(self.HEADERS))
-        self.table.setHorizontalHeaderLabels(self.HEADERS)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table = read_only_table(self.HEADERS, "each token of the unablated output, forced in order: its log P "
+                                     "(nats) without and with the ablation; Δ = ablated − before. The last row is "
+                                     "the sum.")
         self.table.setMinimumHeight(160)
-        self.table.setToolTip("each token of the unablated output, forced in order: its log P (nats) without and "
-                              "with the ablation; Δ = ablated − before. The last row is the sum.")
         v.addWidget(hint)
         v.addLayout(row)
         v.addLayout(heads_row)

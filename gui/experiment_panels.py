@@ -16,6 +16,7 @@ import html
 
 from PySide6 import QtCore, QtWidgets
 
+from gui.tables import read_only_table, set_texts
 from gui.view_model import ViewModel, words
 
 
@@ -85,14 +86,9 @@ class ReferencePanel(QtWidgets.QWidget):
         self.causal_off.toggled.connect(lambda off: self.causal_toggled.emit(not off))
         self.loss = QtWidgets.QLabel("give a reference to see the training view")
         self.loss.setWordWrap(True)
-        self.table = QtWidgets.QTableWidget(0, len(self.HEADERS))
-        self.table.setHorizontalHeaderLabels(self.HEADERS)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setToolTip("p(ref): the model's probability of the reference token, also outside the top-k; "
-                              "argmax: the model's own choice (✓ = the reference); loss so far: mean NLL in "
-                              "nats/token of steps 1..k")
+        self.table = read_only_table(self.HEADERS, "p(ref): the model's probability of the reference token, also "
+                                     "outside the top-k; argmax: the model's own choice (✓ = the reference); "
+                                     "loss so far: mean NLL in nats/token of steps 1..k")
         v.addWidget(self.causal_off)
         v.addWidget(self.loss)
         v.addWidget(self.table, 1)
@@ -102,14 +98,8 @@ class ReferencePanel(QtWidgets.QWidget):
         self.loss.setText(vm.loss_text() or "give a reference to see the training view (teacher forcing)")
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = [str(r.step), r.token, f"{r.prob:.4f}", ("✓ " if r.hit else "✗ ") + r.argmax,
-                     f"{r.running_loss:.3f}"]
-            for j, text in enumerate(cells):
-                item = self.table.item(i, j)
-                if item is None:
-                    item = QtWidgets.QTableWidgetItem()
-                    self.table.setItem(i, j, item)
-                item.setText(text)
+            set_texts(self.table, i, [str(r.step), r.token, f"{r.prob:.4f}", ("✓ " if r.hit else "✗ ") + r.argmax,
+                                      f"{r.running_loss:.3f}"])
         if rows:
             self.table.scrollToItem(self.table.item(len(rows) - 1, 0))
 
@@ -126,16 +116,10 @@ class BeamPanel(QtWidgets.QWidget):
         v.setContentsMargins(2, 2, 2, 2)
         self.caption = QtWidgets.QLabel("beam search only")
         self.caption.setWordWrap(True)
-        self.table = QtWidgets.QTableWidget(0, len(self.HEADERS))
-        self.table.setHorizontalHeaderLabels(self.HEADERS)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = read_only_table(self.HEADERS, "log P: cumulative log-probability (nats); log P / lp: "
+                                     "length-normalised score, lp = ((5 + |Y|) / 6)^α (GNMT)")
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
-        self.table.setToolTip("log P: cumulative log-probability (nats); log P / lp: length-normalised score, "
-                              "lp = ((5 + |Y|) / 6)^α (GNMT)")
+        self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
         self.table.cellClicked.connect(self._clicked)
         v.addWidget(self.caption)
         v.addWidget(self.table, 1)
@@ -160,13 +144,7 @@ class BeamPanel(QtWidgets.QWidget):
         self.table.setRowCount(len(self.rows))
         for i, (kind, row, current) in enumerate(self.rows):
             mark = ("▶ " if current else "") + ("EOS" if kind == "finished" else "live")
-            cells = [mark, words(row.tokens) or "(empty)", f"{row.logprob:.3f}", f"{row.score:.3f}"]
-            for j, text in enumerate(cells):
-                item = self.table.item(i, j)
-                if item is None:
-                    item = QtWidgets.QTableWidgetItem()
-                    self.table.setItem(i, j, item)
-                item.setText(text)
+            set_texts(self.table, i, [mark, words(row.tokens) or "(empty)", f"{row.logprob:.3f}", f"{row.score:.3f}"])
             self.table.item(i, 1).setToolTip(" ".join(row.tokens))
 
 
