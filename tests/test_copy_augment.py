@@ -147,3 +147,24 @@ def test_rich_cross_swaps_keep_both_sides_verbatim(tmp_path):
         else:
             a, b = re.fullmatch(r"(.+) likes (.+)\.", e).groups()
             assert k.startswith(a) and b in k
+
+
+def test_same_seed_same_output_whatever_the_hash_seed(tmp_path):
+    """Ties in string length (12 / 34 / AB / CD) must not be ordered by set iteration, which
+    changes with PYTHONHASHSEED: two processes with the same --seed write the same files."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "c.ko").write_text("12과 34와 AB와 CD를 봤다.\n" * 3 + "톰은 56시에 EF를 샀다.\n", encoding="utf-8")
+    (tmp_path / "c.en").write_text("I saw 12, 34, AB and CD.\n" * 3 + "Tom bought EF at 56.\n", encoding="utf-8")
+    outs = []
+    for hash_seed in ("1", "2", "3"):
+        out = tmp_path / f"o{hash_seed}"
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        subprocess.run([sys.executable, "-m", "core.training.copy_augment", "--out", str(out), "--variants", "4",
+                        "--cross", "0.5", "--rich", "--seed", "7", str(tmp_path / "c")], check=True, env=env,
+                       capture_output=True)
+        outs.append((out.with_suffix(".ko").read_text(encoding="utf-8"), out.with_suffix(".en").read_text(encoding="utf-8")))
+    assert outs[0][0].count("\n") >= 4
+    assert outs[0] == outs[1] == outs[2]

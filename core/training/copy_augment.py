@@ -23,7 +23,7 @@ import random
 import re
 from pathlib import Path
 
-from core.training.copy_shapes import rich_string
+from core.training.copy_shapes import _digits, rich_string
 
 #: A copyable string: starts and ends with a letter/digit (or ``+``, for C++), may contain . , : @ / + _ -
 COPYABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,:@/+_\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
@@ -45,11 +45,6 @@ WORDS = ("report data notes main config test app photo music index setup draft b
          "backup readme script server client school project").split()
 EXTS = "pdf txt json py csv png jpg docx html md zip".split()
 TLDS = "com org net io kr".split()
-
-
-def _digits(rng: random.Random, n: int, lead_zero: bool) -> str:
-    first = "0" if lead_zero else str(rng.randint(1, 9))  # 010-… stays 0…
-    return first + "".join(str(rng.randint(0, 9)) for _ in range(n - 1))
 
 
 def _latin_word(rng: random.Random) -> str:
@@ -123,8 +118,10 @@ def replacement(s: str, rng: random.Random) -> str:
 
 
 def shared_strings(ko: str, en: str) -> list[str]:
-    """Copyable strings that occur verbatim on both sides of a pair, longest first."""
-    return sorted(set(COPYABLE.findall(ko)) & set(COPYABLE.findall(en)), key=len, reverse=True)
+    """Copyable strings that occur verbatim on both sides of a pair, longest first, ties in
+    alphabetical order (never set order, which changes with the interpreter's hash seed and would
+    make the output differ between runs of the same seed)."""
+    return sorted(set(COPYABLE.findall(ko)) & set(COPYABLE.findall(en)), key=lambda s: (-len(s), s))
 
 
 def _swap(text: str, old: str, new: str) -> str:

@@ -38,8 +38,10 @@ def _word(rng: random.Random) -> str:
     return rng.choice(COMMON_WORDS) if rng.random() < 0.5 else pseudo_word(rng)
 
 
-def _digits(rng: random.Random, n: int) -> str:
-    return str(rng.randint(1, 9)) + "".join(str(rng.randint(0, 9)) for _ in range(n - 1))
+def _digits(rng: random.Random, n: int, lead_zero: bool = False) -> str:
+    """``n`` random digits; the first is 0 with ``lead_zero`` (010-…), else 1–9."""
+    first = "0" if lead_zero else str(rng.randint(1, 9))
+    return first + "".join(str(rng.randint(0, 9)) for _ in range(n - 1))
 
 
 def round_number(rng: random.Random) -> str:
