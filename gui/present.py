@@ -1,18 +1,20 @@
 """Presentation mode (F11 or View → Present): one map full-screen with large fonts.
 
-Keys: V / Shift+V next / previous view kind, L / Shift+L layer, H / Shift+H head,
-→ / ← step, Esc or F11 leaves. The window follows the main window's state (its view model),
-so what it shows is always what the main window would enlarge."""
+Keys: V / Shift+V next / previous view kind, L / Shift+L layer, H / Shift+H head, M the mean over
+heads of the current layer (a derived cell; H or M again goes back to a head), → / ← step, Esc or
+F11 leaves. The window follows the main window's state (its view model), so what it shows is
+always what the main window would enlarge, a derived cell (layer mean, encoder rollout) included."""
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from gui import derived as dv
 from gui.heatmap import Heatmap
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, view_at
 
-HELP = "V view · L layer · H head (Shift = back) · ← → step · Esc leave"
+HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
 
 class PresentWindow(QtWidgets.QWidget):
@@ -51,7 +53,7 @@ class PresentWindow(QtWidgets.QWidget):
     def refresh(self) -> None:
         """Redraw when the main window's result, step, view or selection changed."""
         vm = self.win.vm
-        seen = (vm.version, vm.kind, tuple(vm.selected), vm.step, id(vm.result))
+        seen = (vm.version, vm.kind, tuple(vm.selected), vm.derived, vm.step, id(vm.result))
         if seen == self._seen:
             return
         self._seen = seen
@@ -75,10 +77,15 @@ class PresentWindow(QtWidgets.QWidget):
         n_layers, n_heads = v.weights.shape[:2]
         layer = max(0, min(vm.selected[0], n_layers - 1))
         head = max(0, min(vm.selected[1], n_heads - 1))
+        self.caption.setText(f"{r.source.text}  →  step {k}")
+        chosen = next((d for d in dv.derived_maps(r, k, v) if d.key == vm.derived), None) if vm.derived else None
+        if chosen is not None:  # the main window enlarges a derived cell: show that, titled "(derived)"
+            self.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
+                                    dv.enlarged_title(kind, chosen), chosen.row_label, chosen.col_label)
+            return
         title = f"{KIND_TITLES[kind]} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
         self.heatmap.set_matrix(np.asarray(v.weights[layer, head]), v.mask, v.row_tokens, v.col_tokens, title,
                                 v.row_label, v.col_label)
-        self.caption.setText(f"{r.source.text}  →  step {k}")
 
     def _cycle(self, what: str, delta: int) -> None:
         win, vm = self.win, self.win.vm
@@ -89,12 +96,25 @@ class PresentWindow(QtWidgets.QWidget):
         if r is None:
             return
         if vm.kind == "masks":
+            if what == "mean":
+                return  # masks have no mean over heads
             n = len(mask_cells(r, vm.step))
             win.select((vm.selected[0] + delta) % n, 0)
             return
         weights = view_at(r, vm.step, vm.kind).weights
         n_layers, n_heads = weights.shape[:2]
         layer, head = vm.selected
+        if what == "mean":  # toggle the current layer's mean over heads (a derived cell)
+            if vm.derived == ("mean", layer):
+                win.select(layer, head)
+            else:
+                vm.select_derived(("mean", layer))
+                win.redraw()
+            return
+        if what == "layer" and vm.derived and vm.derived[0] == "mean":
+            vm.select_derived(("mean", (layer + delta) % n_layers))  # L steps through the layer means
+            win.redraw()
+            return
         if what == "layer":
             win.select((layer + delta) % n_layers, head)
         else:
@@ -111,6 +131,8 @@ class PresentWindow(QtWidgets.QWidget):
             self._cycle("layer", back)
         elif key == keys.Key_H:
             self._cycle("head", back)
+        elif key == keys.Key_M:
+            self._cycle("mean", back)
         elif key in (keys.Key_Right, keys.Key_Left):
             c = self.win.controls
             c.set_position(c.position + (1 if key == keys.Key_Right else -1))

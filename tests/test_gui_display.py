@@ -210,3 +210,33 @@ def test_cell_text_never_prints_a_near_one_weight_as_zero():
     from gui.heatmap import cell_text
 
     assert [cell_text(v) for v in (0.0, 0.254, 0.994, 0.996, 1.0)] == [".00", ".25", ".99", "1.0", "1.0"]
+
+
+def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    window.set_view("encoder")
+    window.select(1, 2)
+    window.heads.cell_clicked(("rollout", 0))  # as a click on the grid's rollout cell does
+    qtbot.keyClick(window, QtCore.Qt.Key.Key_F11)
+    pw = window.present_window
+    from core.inference import head_stats
+
+    rollout = head_stats.rollout(window.result.maps.encoder_self).numpy()
+    assert "rollout" in pw.heatmap.plot.titleLabel.text and "(derived)" in pw.heatmap.plot.titleLabel.text
+    np.testing.assert_allclose(pw.heatmap.image.image, rollout, atol=1e-6)
+    np.testing.assert_allclose(pw.heatmap.image.image, window.heatmap.image.image, atol=0)
+    # M: the current layer's mean over heads, in both windows; L steps to the next layer's mean
+    window.set_view("cross")
+    k = window.controls.position
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_M)
+    layer = window.selected[0]
+    assert window.vm.derived == ("mean", layer) and "mean over heads (derived)" in pw.heatmap.plot.titleLabel.text
+    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[layer, :, :k].mean(0).numpy(),
+                               atol=1e-6)
+    np.testing.assert_allclose(pw.heatmap.image.image, window.heatmap.image.image, atol=0)
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_L)
+    assert window.vm.derived == ("mean", (layer + 1) % 2)
+    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[(layer + 1) % 2, :, :k].mean(0).numpy(),
+                               atol=1e-6)
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_M)  # back to a head
+    assert window.vm.derived is None and "head" in pw.heatmap.plot.titleLabel.text
