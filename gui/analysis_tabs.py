@@ -1,12 +1,15 @@
 """Adds the "Ablate heads" and "Compare" tabs to the main window and wires them to an
-:class:`~gui.analysis_worker.AnalysisWorker` living on the model's worker thread.
+:class:`~gui.analysis_worker.AnalysisWorker` living on its own thread (so the main input can
+translate and step while a run goes on; the window's Translate button follows only its own queue).
 
 The panels follow the main window: the head they draw is the one selected in the grid (view kind,
 layer, head; in the Masks view the first ablated head, or cross-attention L1 H1), the top-k is at
-the main view's step. Results of superseded requests are ignored; failures leave the last result.
+the main view's step. A new request of a tab cancels that tab's older one (running: it stops at
+its next decoder step; waiting: it never runs); failures leave the last result.
 Cancel (:meth:`AnalysisTabs.cancel`, from the window's Cancel button) drops a running or waiting
 ablation or comparison through the model worker's request-id cancellation (queues "ablate" and
-"compare"); the last result stays and the status bar says so.
+"compare"); the tab returns to idle at once (even while checkpoint B is still loading), a late
+answer is discarded, the last result stays and the status bar says so.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ class AnalysisTabs(QtCore.QObject):
     """``ablation`` and ``compare`` panels (tabs of ``win.live.tabs``) and their ``worker``.
 
     ``request_ablate(int id, AblateRequest)`` / ``request_compare(int id, CompareRequest)`` reach
-    the worker through queued connections (it lives on ``win.thread``); ``answered(str panel)`` is
-    emitted on the GUI thread once the latest request's result, error or cancellation is shown."""
+    the worker through queued connections (it lives on its own ``thread``); ``answered(str panel)`` is
+    emitted on the GUI thread once the latest request's result, error or cancellation is shown.
+    ``pending[panel]`` is the id of the request the tab still waits for (None: idle); the window's
+    busy state for that queue (:meth:`gui.controls.InputBar.set_busy`) follows it."""
 
     request_ablate = QtCore.Signal(int, object)
     request_compare = QtCore.Signal(int, object)
@@ -35,9 +40,11 @@ class AnalysisTabs(QtCore.QObject):
         super().__init__(win)
         self.win = win
         self.ids = {"ablate": 0, "compare": 0}
+        self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
         self.worker = AnalysisWorker(lambda: win.worker.checkpoint, win.worker.is_dropped)
-        self.worker.moveToThread(win.thread)
+        self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
+        self.worker.moveToThread(self.thread)
         self.ablation, self.compare = AblationPanel(), ComparePanel()
         for panel in (self.ablation, self.compare):
             panel.tabs = win.live.tabs
@@ -48,7 +55,6 @@ class AnalysisTabs(QtCore.QObject):
         self.worker.compared.connect(self._on_compared)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
-        self.worker.busy.connect(win.inputs.set_busy)  # Cancel is enabled while a run is on
         # bound methods of this GUI-thread object, never lambdas: a lambda connected to a signal of
         # the worker would run on the worker's thread
         win.worker.loaded.connect(self._on_loaded)
@@ -57,13 +63,35 @@ class AnalysisTabs(QtCore.QObject):
         win.grid.clicked.connect(self.refresh_later)
         win.view_selector.currentIndexChanged.connect(self.refresh_later)
         win.worker.translated.connect(self._on_translated)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """On closing the window, after ``win.worker.shutdown()`` (which drops every request, so a
+        running analysis stops at its next step): end the analysis thread."""
+        self.thread.quit()
+        self.thread.wait()
 
     # ---------- requests ----------
     def _next(self, panel: str) -> int:
-        """A new request id for ``panel``; the worker skips older requests still waiting."""
+        """A new request id for ``panel``: the older ones are cancelled (a running one stops at its
+        next decoder step instead of running to the end; waiting ones are skipped)."""
+        self.win.worker.cancel(self.ids[panel], panel)
         self.ids[panel] += 1
         self.worker.supersede(panel, self.ids[panel])
+        self._set_pending(panel, self.ids[panel])
         return self.ids[panel]
+
+    def _set_pending(self, panel: str, rid: int | None) -> None:
+        self.pending[panel] = rid
+        self.win.inputs.set_busy(rid is not None, panel)  # Cancel stays enabled while one waits
+
+    def _answer(self, panel: str, rid: int) -> bool:
+        """True (and the tab idle) if ``rid`` is the answer the tab waits for; else ignore it: a
+        superseded request's, or one answered already by :meth:`cancel`."""
+        if rid != self.pending[panel]:
+            return False
+        self._set_pending(panel, None)
+        return True
 
     def ablate(self) -> int:
         """Ablate the ticked heads on the sentence typed in the main input (its beam and pad-to)."""
@@ -89,17 +117,27 @@ class AnalysisTabs(QtCore.QObject):
 
     def cancel(self) -> None:
         """Cancel the latest ablation and comparison (and older ones still waiting): a running
-        one stops at its next decoder step; the tab keeps its last result."""
+        one stops at its next decoder step (or checkpoint B's load at its next progress report);
+        the tab goes idle now, keeps its last result and ignores the run's late answer."""
         for panel, rid in self.ids.items():
             self.win.worker.cancel(rid, panel)
+            if self.pending[panel] is not None:
+                self._on_cancelled(self.pending[panel], panel)
 
     # ---------- answers (GUI thread) ----------
     @QtCore.Slot(object)
     def _on_loaded(self, ckpt) -> None:
+        ran = set()
+        for name, rid in self.ids.items():  # a run on the old model would answer late: drop it
+            self.win.worker.cancel(rid, name)
+            if self._answer(name, rid):
+                ran.add(name)
         self.ablation.set_model(ckpt.config)
-        for panel in (self.ablation, self.compare):
-            if panel.npz_extra():
+        for name, panel in (("ablate", self.ablation), ("compare", self.compare)):
+            if panel.npz_extra() or name in ran:
                 panel.clear_result("a model was loaded since: press the button again")
+            if name in ran:
+                self.answered.emit(name)
 
     @QtCore.Slot()
     def refresh_later(self, *_) -> None:
@@ -128,7 +166,7 @@ class AnalysisTabs(QtCore.QObject):
         return self.selection((VIEW_KIND[r.kind], la - 1, h - 1))
 
     def _on_ablated(self, rid: int, report, ms: float) -> None:
-        if rid != self.ids["ablate"]:
+        if not self._answer("ablate", rid):
             return
         old = self.ablation.report
         self.ablation.report = report
@@ -140,18 +178,18 @@ class AnalysisTabs(QtCore.QObject):
         self.answered.emit("ablate")
 
     def _on_compared(self, rid: int, outcome, ms: float) -> None:
-        if rid == self.ids["compare"]:
+        if self._answer("compare", rid):
             self._a_from_main["shown"] = self._a_from_main["pending"]
             self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
             self.answered.emit("compare")
 
     def _on_failed(self, rid: int, panel: str, reason: str) -> None:
-        if rid == self.ids[panel]:
+        if self._answer(panel, rid):
             (self.ablation if panel == "ablate" else self.compare).show_error(reason)
             self.answered.emit(panel)
 
     def _on_cancelled(self, rid: int, panel: str) -> None:
-        if rid == self.ids[panel]:
+        if self._answer(panel, rid):
             what = "ablation" if panel == "ablate" else "comparison"
             (self.ablation if panel == "ablate" else self.compare).show_error(f"{what} cancelled")
             self.win.status.showMessage(f"{what} cancelled; the last result stays on screen", 5000)

@@ -1,19 +1,28 @@
 """Ablation and comparison runs off the GUI thread (issue 13, "Interventions" and "Side by side").
 
-:class:`AnalysisWorker` is moved to the **same** QThread as the window's
-:class:`gui.worker.ModelWorker`: queued requests to either object run one after the other on that
-thread, so an ablation (which sets ``ablated_heads`` on the model's attention modules inside a
-``with`` block) never runs while a translation or a live step uses the same model. The second
-checkpoint of a comparison is loaded here too, never on the GUI thread; the app's model stays.
+:class:`AnalysisWorker` lives on its **own** QThread (:mod:`gui.analysis_tabs` starts it), not on
+the thread of the window's :class:`gui.worker.ModelWorker`, so a translation or a live step runs
+while an ablation or a comparison is going on. That is safe because nothing here changes the
+app's model: an ablation sets ``ablated_heads`` on attention modules inside a ``with`` block
+(:func:`core.transformer.ablation.ablated`), which on the shared model would ablate a translation
+running beside it, so ablations run on this worker's private deep copy of the model
+(:meth:`AnalysisWorker.ablation_model`); comparisons only run forward passes (no module state is
+written, no hooks) and use the app's model directly. Ablations and comparisons run one after the
+other on this thread. The second checkpoint of a comparison is loaded here too, never on the GUI
+thread; the app's model stays.
 Cancel uses the model worker's request-id scheme (:meth:`gui.worker.ModelWorker.cancel` with the
 queue "ablate" or "compare"): a waiting request never runs, a running one stops at its next
-decoder step (a comparison also between its two runs); either is answered with ``cancelled``.
+decoder step (a comparison also between its two runs, and while checkpoint B loads, at its next
+progress report and right after the load); either is answered with ``cancelled``.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +77,8 @@ class AnalysisWorker(QtCore.QObject):
     ``cancelled(int, str panel)`` (request id), ``busy(bool)``.
 
     ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
-    this worker's thread, where the model worker sets it. ``is_dropped(request_id, panel)``
+    this worker's thread (one attribute read; the model worker replaces the object, never
+    changes it). ``is_dropped(request_id, panel)``
     (thread-safe; :meth:`gui.worker.ModelWorker.is_dropped`) says whether a request was cancelled;
     without it nothing is.
     """
@@ -84,6 +94,7 @@ class AnalysisWorker(QtCore.QObject):
         self.checkpoint_of = checkpoint_of
         self.is_dropped = is_dropped or (lambda request_id, panel: False)
         self.second: Checkpoint | None = None  # the last checkpoint B that loaded
+        self._copy: tuple | None = None  # (weakref to the app's Checkpoint, its private copy)
         self._lock = threading.Lock()
         self._latest = {"ablate": 0, "compare": 0}
 
@@ -109,21 +120,45 @@ class AnalysisWorker(QtCore.QObject):
             raise InputError(f"type a Korean sentence{which} first (the text is empty)")
         return text
 
-    def second_checkpoint(self, path: str, device: str) -> Checkpoint:
-        """Checkpoint B: the one already loaded from ``path``, else loaded now.
+    def ablation_model(self, ckpt: Checkpoint) -> Checkpoint:
+        """``ckpt`` with a private deep copy of its model (made once per loaded checkpoint, on
+        this thread): ablations set ``ablated_heads`` on its modules, never on the app's model,
+        which a translation may be using at the same time on the model worker's thread."""
+        if self._copy is None or self._copy[0]() is not ckpt:
+            self._copy = (weakref.ref(ckpt), dataclasses.replace(ckpt, model=copy.deepcopy(ckpt.model)))
+        return self._copy[1]
+
+    def second_checkpoint(self, path: str, device: str, should_stop=None) -> Checkpoint:
+        """Checkpoint B: the one already loaded from ``path``, else loaded now. ``should_stop()``
+        (optional) is polled at each progress report of the load (it raises :class:`Cancelled`).
 
         Raises:
-            StudioError: no path, or the checkpoint cannot be loaded (the previous B stays)."""
+            StudioError: no path, or the checkpoint cannot be loaded (the previous B stays).
+            Cancelled: ``should_stop`` raised it during the load."""
         if not path.strip():
             raise InputError("choose checkpoint B (a checkpoint directory) first")
         p = Path(path).expanduser()
         if self.second is not None and self.second.path.resolve() == p.resolve() \
                 and self.second.device.type == device:
             return self.second
+        stopped = []
+
+        def progress(message: str, fraction: float) -> None:
+            if should_stop is not None:
+                try:
+                    should_stop()
+                except Cancelled:
+                    stopped.append(True)  # core wraps it while reading weights: see below
+                    raise Cancelled("cancelled while loading checkpoint B") from None
+
         try:
-            ckpt = load_checkpoint(p, device=device)
-        except (StudioError, ValueError, OSError) as exc:
-            raise InputError(f"checkpoint B could not be loaded: {exc}") from None
+            ckpt = load_checkpoint(p, device=device, progress=progress)
+        except Exception as exc:
+            if stopped:  # Cancelled, or core's CheckpointError around it
+                raise Cancelled from None
+            if isinstance(exc, (StudioError, ValueError, OSError)):
+                raise InputError(f"checkpoint B could not be loaded: {exc}") from None
+            raise
         self.second = ckpt
         return ckpt
 
@@ -161,7 +196,7 @@ class AnalysisWorker(QtCore.QObject):
             ckpt = self._model()
             text = self._text(req.text)
             heads = parse_heads(req.heads)
-            return ablation_report(ckpt, text, heads, req.kind, beam=req.beam, pad_to=req.pad_to,
+            return ablation_report(self.ablation_model(ckpt), text, heads, req.kind, beam=req.beam, pad_to=req.pad_to,
                                    should_stop=should_stop)
 
         self._run(request_id, "ablate", work, self.ablated)
@@ -183,7 +218,8 @@ class AnalysisWorker(QtCore.QObject):
             if req.mode != "checkpoints":
                 raise InputError(f"unknown comparison {req.mode!r}")
             text = self._text(req.text_a)
-            second = self.second_checkpoint(req.path_b, ckpt.device.type)
+            second = self.second_checkpoint(req.path_b, ckpt.device.type, should_stop)
+            should_stop()  # Cancel during an uninterruptible part of the load: nothing is decoded
             return both(ckpt, text, second, text, f"A: {ckpt.name}", f"B: {second.name}")
 
         self._run(request_id, "compare", work, self.compared)

@@ -7,6 +7,8 @@ from PySide6 import QtCore, QtWidgets
 from core.defaults import MAX_BEAM
 from core.device import cuda_unavailable_reason
 
+BUSY_NAMES = {"translate": "the translation", "ablate": "the ablation", "compare": "the comparison"}
+
 
 class InputPanel(QtWidgets.QWidget):
     """Korean input (Enter translates), reference, pad-to, greedy/beam, device. Signals:
@@ -27,6 +29,7 @@ class InputPanel(QtWidgets.QWidget):
         self.text.returnPressed.connect(self.translate_requested)
         self.translate_button = QtWidgets.QPushButton("Translate")
         self.translate_button.clicked.connect(self.translate_requested)
+        self._busy: dict[str, bool] = {}  # set_busy: per queue
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -82,9 +85,18 @@ class InputPanel(QtWidgets.QWidget):
     def beam_size(self) -> int:
         return 1 if self.decoding.currentIndex() == 0 else self.beam.value()
 
-    def set_busy(self, busy: bool) -> None:
-        self.cancel_button.setEnabled(busy)
-        self.translate_button.setEnabled(not busy)
+    def set_busy(self, busy: bool, queue: str = "translate") -> None:
+        """Busy state per queue: "translate" (translations, live steps and loads on the model
+        worker) disables Translate; "ablate" and "compare" (the analysis tabs, on their own
+        thread) do not. Cancel is enabled while any queue is busy; tooltips say which."""
+        self._busy[queue] = busy
+        running = [q for q, on in self._busy.items() if on]
+        self.cancel_button.setEnabled(bool(running))
+        self.cancel_button.setToolTip(f"stop: {', '.join(BUSY_NAMES.get(q, q) for q in running)}" if running else "")
+        translating = self._busy.get("translate", False)
+        self.translate_button.setEnabled(not translating)
+        self.translate_button.setToolTip("a translation or model load is running: Cancel stops it" if translating
+                                         else "")
 
 
 class StepControls(QtWidgets.QWidget):

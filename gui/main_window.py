@@ -269,4 +269,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
         self.thread.quit()
         self.thread.wait()  # only a checkpoint load already running cannot be interrupted
+        self.analysis.stop()  # the Ablate heads / Compare thread (its runs were dropped above)
         super().closeEvent(event)

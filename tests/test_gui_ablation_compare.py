@@ -65,9 +65,10 @@ def test_ablation_panel_equals_core(qtbot, window, tiny_checkpoint):
     # the top-k panels show each run's candidates at the main view's step (clamped to the run)
     k = max(1, min(window.vm.step, len(ref.ablated.steps)))
     assert p.topk_b.tokens == [t for t, _ in ref.ablated.steps[k - 1].top_k]
-    # the ablation ran on the model's worker thread and left the model unablated
-    assert window.analysis.worker.thread() is window.thread
-    assert window.thread is not QtCore.QThread.currentThread()
+    # the ablation ran on the analysis thread (not the GUI's, not the model worker's) on its own
+    # copy of the model, and left the app's model unablated
+    assert window.analysis.worker.thread() is window.analysis.thread
+    assert window.analysis.thread not in (window.thread, QtCore.QThread.currentThread())
     assert all(not m.ablated_heads for m in window.worker.checkpoint.model.modules() if hasattr(m, "ablated_heads"))
 
 

@@ -64,13 +64,14 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     old, old_npz, old_summary = p.report, p.npz_extra(), p.summary.text()
     assert old is not None and old.result.heads == [(1, 2)] and old_npz
 
-    model = window.worker.checkpoint.model
-    held, polls_ablated = threading.Event(), []
+    held, polls_ablated, models = threading.Event(), [], []
     real = gui.analysis_worker.ablation_report
 
     def held_report(ckpt, text, heads, kind, should_stop=None, **options):
+        models.append(ckpt.model)  # the analysis worker's own copy of the model
+
         def stop():  # the first poll with the heads ablated waits for Cancel
-            if ablated_now(model):
+            if ablated_now(ckpt.model):
                 polls_ablated.append(True)
                 if not held.is_set():
                     held.set()
@@ -89,7 +90,8 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     qtbot.waitUntil(lambda: (rid, "ablate") in got["cancelled"]
                     and "ablation cancelled" in window.status.currentMessage(), timeout=20000)
     assert got["ablated"] == [] and polls_ablated == [True]  # stopped at that decoder step
-    assert not ablated_now(model)  # the ablation was undone on the way out
+    assert len(models) == 1 and not ablated_now(models[0])  # the ablation was undone on the way out
+    assert models[0] is not window.worker.checkpoint.model and not ablated_now(window.worker.checkpoint.model)
     assert p.report is old and same_npz(p.npz_extra(), old_npz) and p.summary.text() == old_summary
     assert "cancelled" in p.status.text() and p.heads.text() == "1:2"  # the ticks show the kept result
     qtbot.waitUntil(lambda: not window.inputs.cancel_button.isEnabled(), timeout=5000)
