@@ -168,3 +168,34 @@ def test_same_seed_same_output_whatever_the_hash_seed(tmp_path):
         outs.append((out.with_suffix(".ko").read_text(encoding="utf-8"), out.with_suffix(".en").read_text(encoding="utf-8")))
     assert outs[0][0].count("\n") >= 4
     assert outs[0] == outs[1] == outs[2]
+
+
+RUN = re.compile(r"(.+)\1")  # one piece twice in a row: 11, ww, 6.6.
+
+
+def test_repeat_strings_all_hold_a_run_of_one_piece():
+    from core.training.copy_shapes import repeat_string
+
+    rng = random.Random(5)
+    nums = [repeat_string(rng, True) for _ in range(300)]
+    assert all(RUN.search(n) and re.fullmatch(r"[\d.\-]+", n) for n in nums)
+    assert any(re.fullmatch(r"\d+\.(\d)\1", n) for n in nums)  # 3.11-like
+    assert any(re.fullmatch(r"0\d\d-\d{4}-\d{4}", n) for n in nums)  # a phone number
+    text = [repeat_string(rng, False) for _ in range(300)]
+    assert all(RUN.search(t) for t in text)
+    assert any(t.startswith("www.") for t in text) and any(t.endswith("++") for t in text)
+
+
+def test_repeats_share_draws_runs_and_zero_changes_nothing(tmp_path):
+    (tmp_path / "c.ko").write_text("이 책은 2003년에 나왔다.\n" * 10, encoding="utf-8")
+    (tmp_path / "c.en").write_text("This book came out in 2003.\n" * 10, encoding="utf-8")
+    base = dict(variants=6, seed=3, cross=1.0, rich=True)
+    augment_files([tmp_path / "c"], tmp_path / "a", **base)
+    augment_files([tmp_path / "c"], tmp_path / "b", **base, repeats=0.0)
+    assert (tmp_path / "a.en").read_text() == (tmp_path / "b.en").read_text()  # old commands, same files
+    augment_files([tmp_path / "c"], tmp_path / "r", **base, repeats=1.0)
+    ko = (tmp_path / "r.ko").read_text(encoding="utf-8").splitlines()
+    en = (tmp_path / "r.en").read_text(encoding="utf-8").splitlines()
+    got = [re.fullmatch(r"This book came out in (.+)\.", e).group(1) for e in en]
+    assert len(got) >= 6 and all(RUN.search(s) for s in got)
+    assert all(f"{s}년에" in k for s, k in zip(got, ko))

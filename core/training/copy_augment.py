@@ -23,7 +23,7 @@ import random
 import re
 from pathlib import Path
 
-from core.training.copy_shapes import _digits, rich_string
+from core.training.copy_shapes import _digits, repeat_string, rich_string
 
 #: A copyable string: starts and ends with a letter/digit (or ``+``, for C++), may contain . , : @ / + _ -
 COPYABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,:@/+_\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
@@ -133,12 +133,14 @@ def _swap(text: str, old: str, new: str) -> str:
 
 
 def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: float = 0.0,
-                 rich: bool = False) -> list[tuple[str, str]]:
+                 rich: bool = False, repeats: float = 0.0) -> list[tuple[str, str]]:
     """Up to ``variants`` new ``(ko, en)`` pairs made from one pair (none if nothing to swap).
     With probability ``cross`` a swap takes a string of any shape (:func:`any_string`) instead of
     the same shape, so the model also sees e-mail addresses, URLs and prices in everyday frames;
     with ``rich`` those strings come from :func:`core.training.copy_shapes.rich_string` (round
-    numbers, pseudo-words) instead of :func:`any_string`.
+    numbers, pseudo-words) instead of :func:`any_string`; with ``repeats`` > 0 that share of
+    those draws comes from :func:`core.training.copy_shapes.repeat_string` (runs of one piece:
+    ``3.11``, ``www.``). ``repeats=0`` draws exactly as before.
 
     Raises:
         ValueError: if ``variants`` < 1.
@@ -150,7 +152,13 @@ def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: flo
              if re.search(_name_re(k), ko) and re.search(rf"\b{re.escape(e)}\b", en)]
     if not shared and not names:
         return []
-    draw = rich_string if rich else any_string
+    base = rich_string if rich else any_string
+
+    def draw(r: random.Random, numeric: bool) -> str:
+        if repeats > 0 and r.random() < repeats:  # no extra draw at 0: old commands write the same files
+            return repeat_string(r, numeric)
+        return base(r, numeric)
+
     out = set()
     for _ in range(variants * 3):
         k2, e2 = ko, en
@@ -204,7 +212,8 @@ def _name_re(name: str) -> str:
 
 
 def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int = 1,
-                  exclude: set[str] | None = None, cross: float = 0.0, rich: bool = False) -> int:
+                  exclude: set[str] | None = None, cross: float = 0.0, rich: bool = False,
+                  repeats: float = 0.0) -> int:
     """Write ``out.ko``/``out.en`` with the augmented pairs of every ``source`` (``.ko``/``.en``
     pairs, given without the extension). Lines whose Korean side is in ``exclude`` (e.g. a test
     fixture) are never written. Returns the number of pairs written.
@@ -219,7 +228,7 @@ def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int =
         ko_lines = Path(f"{src}.ko").read_text(encoding="utf-8").splitlines()
         en_lines = Path(f"{src}.en").read_text(encoding="utf-8").splitlines()
         for ko, en in zip(ko_lines, en_lines):
-            pairs += [p for p in augment_pair(ko, en, rng, variants, cross, rich) if p[0] not in exclude]
+            pairs += [p for p in augment_pair(ko, en, rng, variants, cross, rich, repeats) if p[0] not in exclude]
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.ko").write_text("".join(k + "\n" for k, _ in pairs), encoding="utf-8")
     Path(f"{out}.en").write_text("".join(e + "\n" for _, e in pairs), encoding="utf-8")
@@ -238,12 +247,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rich", action="store_true",
                    help="cross swaps draw round numbers, long digit strings and pseudo-word e-mail "
                         "addresses, URLs and file names (core/training/copy_shapes.py)")
+    p.add_argument("--repeats", type=float, default=0.0,
+                   help="share of cross swaps that draw a string with a run of one piece (3.11, www., "
+                        "010-1111-…; core/training/copy_shapes.repeat_string), default 0")
     p.add_argument("--exclude", action="append", default=[],
                    help="TSV file whose first column (Korean) must never be written (repeatable)")
     a = p.parse_args(argv)
     exclude = {line.split("\t")[0] for f in a.exclude
                for line in Path(f).read_text(encoding="utf-8").splitlines() if line.strip()}
-    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross, a.rich)
+    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross, a.rich,
+                      a.repeats)
     print(f"wrote {n} pairs to {a.out}.ko/.en")
 
 

@@ -105,6 +105,49 @@ def text_string(rng: random.Random) -> str:
     return _word(rng).capitalize()
 
 
+def _run(rng: random.Random, lo: int = 2, hi: int = 4) -> str:
+    """A run of one digit repeated ``lo``–``hi`` times (``111``, ``00``)."""
+    return str(rng.randint(0, 9)) * rng.randint(lo, hi)
+
+
+def _doubled(word: str, rng: random.Random) -> str:
+    """``word`` with one letter after the first doubled (``tasi`` → ``tassi``)."""
+    i = rng.randrange(1, len(word)) if len(word) > 1 else 0
+    return word[: i + 1] + word[i] + word[i + 1:]
+
+
+def repeat_string(rng: random.Random, numeric: bool) -> str:
+    """A copyable string with a *run* of one repeated piece, the shape the model still miscounts
+    (``www.example.org`` → ``ww.example.org``, ``3.11`` → ``3.1``, ``1234`` → ``123``):
+    numbers with a run of one digit (``41115``, ``3.11``, ``1.1.0``, ``010-1111-2345``); text as
+    ``www.`` hosts, pseudo-words and file names with a doubled letter or digits (``tassi``,
+    ``img_0011.png``) and codes such as ``C++`` or ``AA-1100``."""
+    if numeric:
+        shape = rng.randrange(4)
+        if shape == 0:  # digits around a run: 1100, 41115, 2333
+            return (str(rng.randint(1, 9)) + _run(rng) + _digits(rng, rng.randint(1, 3), lead_zero=True)[1:])
+        if shape == 1:  # a version or decimal with a repeated part: 3.11, 2.22, 1.1.1, 10.0.0
+            d = rng.randint(0, 9)
+            return rng.choice((f"{rng.randint(1, 12)}.{d}{d}", f"{d}.{d}.{rng.randint(0, 9)}", f"{d}.{d}{d}",
+                               f"{rng.randint(1, 12)}.0.0", f"{rng.randint(1, 9)}.{d}{d}.{rng.randint(0, 9)}"))
+        if shape == 2:  # a phone number with runs
+            return f"0{rng.randint(10, 99)}-{_run(rng, 2, 4).ljust(4, str(rng.randint(0, 9)))}-{_digits(rng, 4)}"
+        return _digits(rng, rng.randint(1, 3)) + _run(rng, 2, 3) + _digits(rng, rng.randint(1, 3), lead_zero=True)
+    shape = rng.randrange(5)
+    if shape == 0:
+        return f"www.{_word(rng)}.{rng.choice(TLDS)}"
+    if shape == 1:
+        w = _doubled(pseudo_word(rng), rng)
+        return w.capitalize() if rng.random() < 0.5 else w
+    if shape == 2:
+        return f"{_word(rng)}_{_run(rng, 2, 2)}{_digits(rng, 2, lead_zero=True)[1:]}{rng.randint(0, 9)}.{rng.choice(EXTS)}"
+    if shape == 3:
+        letter = rng.choice("ABCDEFGHKMNPRSTXZ")
+        return rng.choice((f"{letter}++", f"{letter}{letter}-{_run(rng, 2, 2)}{_digits(rng, 2)}",
+                           f"{letter}{letter}{letter}"))
+    return f"{_doubled(pseudo_word(rng, 1), rng)}@{_word(rng)}.{rng.choice(TLDS)}"
+
+
 def rich_string(rng: random.Random, numeric: bool) -> str:
     """A random copyable string: :func:`numeric_string` for a number's place, else
     :func:`text_string`. The result is what must appear verbatim on both sides of the pair."""
