@@ -54,3 +54,16 @@ def test_batches_respect_token_budget_and_are_seeded():
         longest = max(max(len(ex[i][0]), len(ex[i][1])) for i in b)
         assert len(b) == 1 or len(b) * longest <= 60
     assert DataSpec.parse("a/b*3") == DataSpec("a/b", 3)
+
+
+def test_pruning_keeps_the_last_step_folders_and_ignores_other_files(tmp_path):
+    """keep=2 leaves the two newest step_N folders; a file named step_N-check.json (what
+    `python -m core check --json` is often pointed at) is neither parsed nor deleted (it used to
+    crash the run at its next save)."""
+    import dataclasses
+
+    out = tmp_path / "run"
+    train(dataclasses.replace(options(out, 3), keep=2))
+    (out / "step_3-check.json").write_text("{}")
+    train(TrainOptions(train=[], valid=[], out=str(out)), resume=True, overrides={"max_steps": 9})
+    assert sorted(p.name for p in out.glob("step_*")) == ["step_3-check.json", "step_6", "step_9"]

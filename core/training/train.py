@@ -237,7 +237,8 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
         save_train_state(out, opt, meta, rng)
         if tag:
             save_checkpoint(out / tag, model, src_tok, tgt_tok, card)
-            kept = sorted(out.glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
+            kept = sorted((p for p in out.glob("step_*") if p.is_dir() and p.name[5:].isdigit()),
+                          key=lambda p: int(p.name[5:]))  # step_N folders only (not step_N-check.json)
             for old in kept[: -opts.keep]:
                 for f in old.iterdir():
                     f.unlink()
