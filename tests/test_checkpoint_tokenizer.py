@@ -128,3 +128,20 @@ def test_unknown_characters_are_visible_unk_not_dropped(tiny_tokenizers):
 def test_special_token_ids_are_fixed(tiny_tokenizers):
     for tok in tiny_tokenizers:
         assert [tok.id_to_token(i) for i in range(4)] == ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]
+
+
+def test_an_exception_from_progress_propagates_unchanged(tiny_checkpoint):
+    """A caller cancels a load by raising from its progress callback: that exception comes back,
+    not a CheckpointError calling the file unreadable (an empty message used to raise IndexError)."""
+    class Stop(Exception):
+        pass
+
+    def progress(message, fraction):
+        if message.startswith("reading weights"):
+            raise Stop()
+
+    with pytest.raises(Stop):
+        load_checkpoint(tiny_checkpoint, device="cpu", progress=progress)
+    seen = []
+    ck = load_checkpoint(tiny_checkpoint, device="cpu", progress=lambda m, f: seen.append(f))
+    assert ck.config.d_model > 0 and seen[-1] == 1.0 and seen == sorted(seen)

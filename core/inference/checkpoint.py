@@ -114,7 +114,7 @@ def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer
     try:
         tok = load_tokenizer(file)
     except Exception as exc:  # tokenizers raises plain Exception on bad JSON
-        raise CheckpointError(f"{file}: not a valid tokenizer ({str(exc).splitlines()[0][:120]})") from None
+        raise CheckpointError(f"{file}: not a valid tokenizer ({_first_line(exc)})") from None
     if tok.vocab_size != vocab_size:
         raise CheckpointError(
             f"{file}: vocabulary has {tok.vocab_size} entries but config.json says {side}_vocab_size {vocab_size}"
@@ -125,8 +125,24 @@ def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer
     return tok
 
 
+def _first_line(exc: Exception) -> str:
+    """The first line of ``exc``'s message (at most 120 characters), or its type name if empty."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+
+
+class _FromProgress(Exception):
+    """Carries an exception raised by the caller's ``progress`` out of the reading ``try``."""
+
+
 def _read_weights(file: Path, model: Transformer, progress: Progress | None = None) -> dict[str, torch.Tensor]:
     expected = _unique_state(model)
+
+    def report(message: str, fraction: float) -> None:
+        try:
+            progress(message, fraction)
+        except Exception as exc:  # the caller's own exception (e.g. a cancel): not a file error
+            raise _FromProgress() from exc
+
     try:
         with safe_open(str(file), framework="pt", device="cpu") as f:
             keys = set(f.keys())
@@ -143,11 +159,13 @@ def _read_weights(file: Path, model: Transformer, progress: Progress | None = No
             for i, k in enumerate(expected):
                 tensors[k] = f.get_tensor(k)
                 if progress is not None and (i % 8 == 0 or i == len(expected) - 1):
-                    progress(f"reading weights ({i + 1}/{len(expected)} tensors)", 0.1 + 0.8 * (i + 1) / len(expected))
+                    report(f"reading weights ({i + 1}/{len(expected)} tensors)", 0.1 + 0.8 * (i + 1) / len(expected))
     except CheckpointError:
         raise
+    except _FromProgress as wrapped:
+        raise wrapped.__cause__ from None
     except Exception as exc:  # SafetensorError, OSError on truncated/random bytes
-        raise CheckpointError(f"{file}: not a readable safetensors file ({str(exc).splitlines()[0][:120]})") from None
+        raise CheckpointError(f"{file}: not a readable safetensors file ({_first_line(exc)})") from None
     for k, t in tensors.items():
         want = tuple(expected[k].shape)
         if tuple(t.shape) != want:
@@ -163,7 +181,8 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
     """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
 
     ``progress(message, fraction)`` (optional) is called as loading goes on, fraction in [0, 1]
-    (the app shows it while a large imported model, e.g. OPUS-MT's 300 MB, loads).
+    (the app shows it while a large imported model, e.g. OPUS-MT's 300 MB, loads). An exception
+    that ``progress`` raises (e.g. to cancel the load) propagates unchanged.
 
     Weights saved on a GPU load on a CPU-only machine (safetensors holds plain tensors).
     Pickle files are never opened: a directory containing one is refused.
