@@ -74,7 +74,8 @@ class CompareOutcome:
 class AnalysisWorker(QtCore.QObject):
     """Signals: ``ablated(int, AblationReport, float ms)``, ``compared(int, CompareOutcome, float)``,
     ``failed(int, str panel, str one-line reason)`` with panel "ablate" or "compare",
-    ``cancelled(int, str panel)`` (request id), ``busy(bool)``.
+    ``cancelled(int, str panel)`` (request id). The tabs keep their own busy state (one per
+    queue, :meth:`gui.controls.Controls.set_busy`).
 
     ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
     this worker's thread (one attribute read; the model worker replaces the object, never
@@ -87,7 +88,6 @@ class AnalysisWorker(QtCore.QObject):
     compared = QtCore.Signal(int, object, float)
     failed = QtCore.Signal(int, str, str)
     cancelled = QtCore.Signal(int, str)
-    busy = QtCore.Signal(bool)
 
     def __init__(self, checkpoint_of, is_dropped=None) -> None:
         super().__init__()
@@ -175,7 +175,6 @@ class AnalysisWorker(QtCore.QObject):
             if self.is_dropped(request_id, panel):
                 raise Cancelled
 
-        self.busy.emit(True)
         t0 = time.perf_counter()
         try:
             out = work(should_stop)
@@ -187,8 +186,6 @@ class AnalysisWorker(QtCore.QObject):
             self.failed.emit(request_id, panel, f"unexpected error: {type(exc).__name__}: {exc}")
         else:
             done.emit(request_id, out, (time.perf_counter() - t0) * 1000.0)
-        finally:
-            self.busy.emit(False)
 
     @QtCore.Slot(int, object)
     def ablate(self, request_id: int, req: AblateRequest) -> None:
