@@ -75,7 +75,7 @@ class AnalysisWorker(QtCore.QObject):
     """Signals: ``ablated(int, AblationReport, float ms)``, ``compared(int, CompareOutcome, float)``,
     ``failed(int, str panel, str one-line reason)`` with panel "ablate" or "compare",
     ``cancelled(int, str panel)`` (request id). The tabs keep their own busy state (one per
-    queue, :meth:`gui.controls.Controls.set_busy`).
+    queue, :meth:`gui.controls.InputPanel.set_busy`).
 
     ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
     this worker's thread (one attribute read; the model worker replaces the object, never
