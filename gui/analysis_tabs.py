@@ -42,6 +42,8 @@ class AnalysisTabs(QtCore.QObject):
         self.ids = {"ablate": 0, "compare": 0}
         self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
+        self._main_answers = 0  # main translations drawn so far (a late analysis answer checks it)
+        self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
         self.worker = AnalysisWorker(lambda: win.worker.checkpoint, win.worker.is_dropped)
         self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
         self.worker.moveToThread(self.thread)
@@ -77,6 +79,7 @@ class AnalysisTabs(QtCore.QObject):
         next decoder step instead of running to the end; waiting ones are skipped)."""
         self.win.worker.cancel(self.ids[panel], panel)
         self.ids[panel] += 1
+        self._asked_at[panel] = self._main_answers
         self.worker.supersede(panel, self.ids[panel])
         self._set_pending(panel, self.ids[panel])
         return self.ids[panel]
@@ -150,6 +153,7 @@ class AnalysisTabs(QtCore.QObject):
         QtCore.QTimer.singleShot(0, self._after_translated)
 
     def _after_translated(self) -> None:
+        self._main_answers += 1
         self.drop_stale()
         self.refresh()
 
@@ -175,12 +179,14 @@ class AnalysisTabs(QtCore.QObject):
         except InputError as exc:
             self.ablation.report = old
             self.ablation.show_error(str(exc))
+        self._drop_if_overtaken("ablate")
         self.answered.emit("ablate")
 
     def _on_compared(self, rid: int, outcome, ms: float) -> None:
         if self._answer("compare", rid):
             self._a_from_main["shown"] = self._a_from_main["pending"]
             self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
+            self._drop_if_overtaken("compare")
             self.answered.emit("compare")
 
     def _on_failed(self, rid: int, panel: str, reason: str) -> None:
@@ -194,6 +200,12 @@ class AnalysisTabs(QtCore.QObject):
             (self.ablation if panel == "ablate" else self.compare).show_error(f"{what} cancelled")
             self.win.status.showMessage(f"{what} cancelled; the last result stays on screen", 5000)
             self.answered.emit(panel)
+
+    def _drop_if_overtaken(self, panel: str) -> None:
+        """A run answered after a main translation that arrived while it ran: that translation
+        could not clear it yet, so apply the same rule now (:meth:`drop_stale`)."""
+        if self._asked_at[panel] != self._main_answers:
+            self.drop_stale()
 
     def drop_stale(self) -> None:
         """After a new main translation: clear a result made for another sentence, the ablation
