@@ -18,7 +18,7 @@ import torch
 
 from core.inference import head_stats
 from core.inference.translate import Translation
-from gui.view_data import KIND_TITLES, ViewData, view_at
+from gui.view_data import ViewData, view_at, view_title
 
 #: view kind (gui) → attention kind (core.inference.head_stats)
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
@@ -70,12 +70,14 @@ def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
     return out
 
 
-def enlarged_title(kind: str, d: DerivedMap) -> str:
-    """The enlarged map's title for a derived cell."""
+def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
+    """The enlarged map's title for a derived cell (``result``: the Translation it comes from,
+    for :func:`gui.view_data.view_title`)."""
+    name = view_title(result, kind)
     if d.key[0] == "rollout":
-        return (f"{KIND_TITLES[kind]} — attention rollout over all layers {DERIVED}: "
+        return (f"{name} — attention rollout over all layers {DERIVED}: "
                 "head mean + identity, rows renormalized, multiplied")
-    return f"{KIND_TITLES[kind]} — layer {d.key[1] + 1}, mean over heads {DERIVED}"
+    return f"{name} — layer {d.key[1] + 1}, mean over heads {DERIVED}"
 
 
 def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:

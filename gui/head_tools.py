@@ -18,7 +18,7 @@ from core.inference.head_stats import HeadStats
 from gui import derived as dv
 from gui.alignment import AlignmentPanel
 from gui.head_grid import Cell
-from gui.view_data import KIND_TITLES, ViewData, view_at
+from gui.view_data import ViewData, view_at, view_title
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 HEAD_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
@@ -193,7 +193,7 @@ class HeadTools(QtCore.QObject):
         self.win.grid.set_cells(cells + [Cell(d.title, d.matrix, d.mask, d.key) for d in derived], n_heads)
         if chosen is not None:
             self.win.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
-                                        dv.enlarged_title(v.kind, chosen), chosen.row_label, chosen.col_label)
+                                        dv.enlarged_title(v.kind, chosen, r), chosen.row_label, chosen.col_label)
         else:
             self.win.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title,
                                         v.row_label, v.col_label)
@@ -225,7 +225,7 @@ class HeadTools(QtCore.QObject):
             not rows[0].next_possible else ""
         most = (f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)." if rows else
                 " No query yet: press Step ▶ (→).")
-        self.table_panel.caption.setText(f"<b>{KIND_TITLES[v.kind]}</b> at step {self.vm.step}: "
+        self.table_panel.caption.setText(f"<b>{view_title(self.vm.result, v.kind)}</b> at step {self.vm.step}: "
                                          f"{len(rows)} heads.{most}{note}")
         self._done["table"] = True
 
@@ -246,8 +246,9 @@ class HeadTools(QtCore.QObject):
         v = self._state[0]
         m = self.alignment_map()
         what = m.title if dv.is_derived(m.key) else f"layer {m.key[0] + 1}, head {m.key[1] + 1}"
+        r = self.vm.result
         self.lines.set_data(m.matrix, m.mask, m.row_tokens, m.col_tokens, m.row_label, m.col_label,
-                            f"{KIND_TITLES[v.kind]} — {what}", dv.query_valid(self.vm.result, self.vm.step, v.kind))
+                            f"{view_title(r, v.kind)} — {what}", dv.query_valid(r, self.vm.step, v.kind))
         self._done["lines"] = self.align.mean.isChecked()
 
     # ---------- export ----------

@@ -18,7 +18,7 @@ from gui.head_tools import HeadTools
 from gui.live_controller import LiveController
 from gui.mask_panel import MASKED_RGB, OPEN_RGB
 from gui.positional_panel import install as install_inside_tabs
-from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at
+from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at, view_title
 from gui.view_model import ViewModel
 from gui.window_layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.worker import ModelWorker, TranslateRequest
@@ -225,7 +225,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._drawn = drawn
         cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
                  for li in range(n_layers) for hi in range(n_heads)]
-        title = f"{KIND_TITLES[self.kind]} — layer {layer + 1}, head {head + 1}"
+        title = f"{view_title(r, self.kind)} — layer {layer + 1}, head {head + 1}"
         if k == 0 and self.kind != "encoder":
             title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
         self.heads.draw(v, cells, n_heads, layer, head, title)  # + derived cells; enlarges the chosen one

@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui import derived as dv
 from gui.heatmap import Heatmap
-from gui.view_data import KIND_TITLES, KINDS, mask_cells, view_at
+from gui.view_data import KINDS, mask_cells, view_at, view_title
 
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
@@ -81,9 +81,9 @@ class PresentWindow(QtWidgets.QWidget):
         chosen = next((d for d in dv.derived_maps(r, k, v) if d.key == vm.derived), None) if vm.derived else None
         if chosen is not None:  # the main window enlarges a derived cell: show that, titled "(derived)"
             self.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
-                                    dv.enlarged_title(kind, chosen), chosen.row_label, chosen.col_label)
+                                    dv.enlarged_title(kind, chosen, r), chosen.row_label, chosen.col_label)
             return
-        title = f"{KIND_TITLES[kind]} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
+        title = f"{view_title(r, kind)} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
         self.heatmap.set_matrix(np.asarray(v.weights[layer, head]), v.mask, v.row_tokens, v.col_tokens, title,
                                 v.row_label, v.col_label)
 

@@ -19,6 +19,15 @@ KIND_TITLES = {
     "cross": "Cross-attention (decoder → encoder)",
     "masks": "Masks",
 }
+CAUSAL_OFF_TITLE = "Decoder self-attention, causal mask OFF"  # teacher forcing with Causal mask OFF
+
+
+def view_title(result, kind: str) -> str:
+    """The view's name in titles: :data:`KIND_TITLES`, except the decoder self-attention of a
+    teacher-forced pass run without the causal mask (``result.causal`` False), which was not masked."""
+    if kind == "decoder" and not getattr(result, "causal", True):
+        return CAUSAL_OFF_TITLE
+    return KIND_TITLES[kind]
 
 
 @dataclass
@@ -97,7 +106,7 @@ def view_at(result: Translation, k: int, kind: str) -> ViewData:
         full = result.maps
         t_all = full.decoder_self.shape[-1]
         return ViewData(full.decoder_self[:, :, :k].numpy(), np.zeros((k, t_all), dtype=bool), tgt,
-                        list(full.tgt_tokens), "target query", "target key (all T: no causal mask)", kind=kind)
+                        list(full.tgt_tokens), "target query", "target key (all T)", kind=kind)
     if kind == "decoder":
         return ViewData(m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key", kind=kind)
     if kind == "cross":
