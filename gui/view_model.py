@@ -38,7 +38,8 @@ class ReferenceRow:
 class ViewModel:
     """GUI state. ``state`` is the latest :class:`LiveState` from the worker (or a complete one);
     ``step`` the shown step; ``kind`` the view; ``selected`` the enlarged (layer, head) or
-    (mask index, 0); ``show_full`` shows the whole translation before it is produced (when known);
+    (mask index, 0), and the head comes back when the Masks view is left (``head_before_masks``);
+    ``show_full`` shows the whole translation before it is produced (when known);
     ``batch_index`` which sentence of a padded batch is shown."""
 
     def __init__(self) -> None:
@@ -47,6 +48,7 @@ class ViewModel:
         self.kind = "cross"
         self.selected = (0, 0)
         self.derived: tuple | None = None  # a derived cell enlarged instead: ("mean", layer) or ("rollout", 0)
+        self.head_before_masks = (0, 0)  # the (layer, head) to show again when the Masks view is left
         self.show_full = False
         self.version = 0
 
@@ -87,9 +89,12 @@ class ViewModel:
     def set_kind(self, kind: str) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown view {kind!r}; choose one of {', '.join(KINDS)}")
-        self.kind = kind
-        if kind == "masks":
+        if kind == "masks" and self.kind != "masks":
+            self.head_before_masks = tuple(self.selected)  # the Masks view uses selected as a mask index
             self.selected = (0, 0)
+        elif kind != "masks" and self.kind == "masks":
+            self.selected = self.head_before_masks  # back to the head shown before (V in Present cycles through Masks)
+        self.kind = kind
         if kind == "masks" or (kind != "encoder" and self.derived and self.derived[0] == "rollout"):
             self.derived = None  # the rollout exists for the encoder only
         self._changed()
