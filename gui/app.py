@@ -4,6 +4,7 @@ one state headlessly to a PNG (``--screenshot``) for slides, docs and tests."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,8 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def headless_platform(screenshot: str | None, env=os.environ, platform: str = sys.platform) -> None:
+    """``--screenshot`` on a Linux machine without a display (no ``DISPLAY``/``WAYLAND_DISPLAY``)
+    and no ``QT_QPA_PLATFORM`` chosen: render offscreen (Qt would abort, "could not connect to
+    display"). Sets ``env["QT_QPA_PLATFORM"]``; does nothing otherwise."""
+    if screenshot and platform.startswith("linux") and not env.get("QT_QPA_PLATFORM") \
+            and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+        env["QT_QPA_PLATFORM"] = "offscreen"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    headless_platform(args.screenshot)
     from core.errors import StudioError
     from gui import headless_panels
 
