@@ -1,0 +1,40 @@
+"""Cell values (View → Print values) appear in maps up to 16 × 16 only where a value fits in its
+cell, as the README says: at the app's default window size a 16-column map prints none, and the
+same map in Present mode prints every cell (README: the values need room)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtGui
+
+from gui.display import toggle_present
+from tests.gui_support import do, open_window, type_and_translate
+
+from .conftest import ROOT
+
+
+def visible_values(heatmap) -> list[str]:
+    return [t.textItem.toPlainText() for t in heatmap.value_items if t.isVisible()]
+
+
+def test_values_need_room(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint, (1600, 950))  # the app's default --size
+    type_and_translate(qtbot, win)
+    do(qtbot, win, lambda: win.inputs.pad_to.setValue(16))  # 16 source columns
+    if win.controls.position != 8:
+        do(qtbot, win, lambda: win.controls.set_position(8))  # 8 query rows
+    win.set_view("cross")
+    hm = win.heatmap
+    rows, cols = np.asarray(hm.matrix).shape
+    assert (rows, cols) == (8, 16)
+    cell = hm.view.width() / cols
+    assert cell < QtGui.QFontMetricsF(hm.font).horizontalAdvance("0.00") + 4  # too narrow for a value
+    assert visible_values(hm) == []
+    toggle_present(win)
+    pw = win.present_window
+    pw.showNormal()
+    pw.resize(1600, 950)
+    qtbot.waitUntil(lambda: len(visible_values(pw.heatmap)) == rows * cols, timeout=5000)
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "Maps up to 16 × 16 print each cell's value where it fits in its cell" in readme
+    pw.close()
