@@ -119,10 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     except (StudioError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    import pyqtgraph as pg
     from PySide6 import QtWidgets
 
-    pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k", antialias=True)
+    from gui.pg_config import configure
+
+    configure()  # MainWindow and Heatmap do it too (for scripts and tests that skip main)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
     from core.inference.checkpoint import load_checkpoint

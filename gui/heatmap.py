@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.labels import token_axes, wrap_title
+from gui.pg_config import configure
 from gui.view_data import quote
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
@@ -113,6 +114,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
     EMPTY = "Type Korean above and press Enter:\nthe attention maps appear here."
 
     def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
+        configure()  # white background, row-major images: the view reads them as it is built
         super().__init__(parent)
         self.plot = self.addPlot(row=0, col=0, axisItems=token_axes("left", "bottom"))
         self.plot.setMenuEnabled(False)

@@ -17,6 +17,7 @@ from gui.head_grid import Cell
 from gui.head_tools import HeadTools
 from gui.live_controller import LiveController
 from gui.mask_panel import MASKED_RGB, OPEN_RGB
+from gui.pg_config import configure
 from gui.positional_panel import install as install_inside_tabs
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at, view_title
 from gui.view_model import ViewModel
@@ -37,6 +38,7 @@ class MainWindow(QtWidgets.QMainWindow):
     request_translate = QtCore.Signal(int, object)
 
     def __init__(self, font_family: str = "", font_size: int = 11) -> None:
+        configure()  # pyqtgraph's white background etc., also when built without gui.app.main
         super().__init__()
         self.setWindowTitle("Attention Studio — Korean → English Transformer")
         self.font_family, self.font_size = font_family, font_size
