@@ -9,6 +9,7 @@ from PySide6 import QtGui, QtWidgets
 
 from gui.export import WHAT, export_npz, export_png, remember, start_dir
 from gui.heatmap import SCALES
+from gui.map_export import export_map
 from gui.svg_export import export_svg
 
 
@@ -75,7 +76,8 @@ def toggle_present(win) -> None:
 
 def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
     """Ask for a file name (dialog in :func:`gui.export.start_dir`) and write ONE file: the
-    enlarged map or the grid as PNG or SVG (``fmt``; SVG text as outlines), or the displayed
+    enlarged map (every token label: :func:`gui.map_export.export_map`) or the grid as PNG or
+    SVG (``fmt``; SVG text as outlines), or the displayed
     tensors as .npz (``what="npz"``); the status bar names the file and what it holds. Returns the
     written path, or None."""
     if win.result is None:
@@ -94,10 +96,13 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
                               **win.positional_panel.npz_extra(), **win.analysis.npz_extra()})
             win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
         else:
-            widget = win.heatmap if what == "map" else win.grid
-            out, (w, h) = (export_svg if fmt == "svg" else export_png)(path, widget)
-            remember(out)
             note = " (vector, text as outlines)" if fmt == "svg" else ""
+            if what == "map":  # every token label, laid out larger than on screen where needed
+                done = export_map(path, win.heatmap, fmt)
+                out, (w, h), note = done.path, done.size, note + done.note
+            else:
+                out, (w, h) = (export_svg if fmt == "svg" else export_png)(path, win.grid)
+            remember(out)
             win.status.showMessage(f"saved {out}: {WHAT[what]}, {w} × {h} px{note}", 8000)
         return Path(out)
     except OSError as exc:

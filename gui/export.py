@@ -37,7 +37,9 @@ def remember(path: Path) -> None:
 def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[int, int]]:
     """Write ONE pyqtgraph widget (the enlarged map or the grid) to ``path`` as PNG at ``scale``
     times its on-screen size; nothing else is written. Returns the path and the pixel size.
-    Raises OSError when the file cannot be written. SVG: :func:`gui.svg_export.export_svg`."""
+    Raises OSError when the file cannot be written. SVG: :func:`gui.svg_export.export_svg`.
+    Both draw the widget as laid out; File → Export of the enlarged map goes through
+    :func:`gui.map_export.export_map`, which lays it out with room for every token label."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         path = path.with_suffix(".png")

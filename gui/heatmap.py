@@ -116,6 +116,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
         configure()  # white background, row-major images: the view reads them as it is built
         super().__init__(parent)
+        self.cmap = cmap  # for copies laid out at another size (gui/map_export.py)
         self.plot = self.addPlot(row=0, col=0, axisItems=token_axes("left", "bottom"))
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
@@ -159,6 +160,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
+        self.cmap = cmap
         self.matrix_image.set_colormap(cmap)
         self.colorbar.setColorMap(cmap)
 
