@@ -39,13 +39,20 @@ def translate_main(qtbot, window, text: str) -> None:
     assert window.result.source.text == text
 
 
-def test_late_ablation_of_the_old_sentence_is_cleared(qtbot, window, monkeypatch):
+def start_held_ablation(qtbot, window, monkeypatch):
+    """Translate TEXT, ablate head 1:2 of it and hold that run inside core; returns
+    (analysis tabs, ablation panel, release event)."""
     translate_main(qtbot, window, TEXT)
     tabs, p = window.analysis, window.analysis.ablation
     entered, release = hold(monkeypatch, "ablation_report")
     p.heads.setText("1:2")
     qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
     qtbot.waitUntil(entered.is_set, timeout=WORK_TIMEOUT_MS)  # ablating TEXT, held
+    return tabs, p, release
+
+
+def test_late_ablation_of_the_old_sentence_is_cleared(qtbot, window, monkeypatch):
+    tabs, p, release = start_held_ablation(qtbot, window, monkeypatch)
     translate_main(qtbot, window, OTHER)  # the main window now shows OTHER
     with qtbot.waitSignal(tabs.answered, timeout=WORK_TIMEOUT_MS):
         release.set()
@@ -54,12 +61,7 @@ def test_late_ablation_of_the_old_sentence_is_cleared(qtbot, window, monkeypatch
 
 
 def test_late_ablation_of_the_shown_sentence_stays(qtbot, window, monkeypatch):
-    translate_main(qtbot, window, TEXT)
-    tabs, p = window.analysis, window.analysis.ablation
-    entered, release = hold(monkeypatch, "ablation_report")
-    p.heads.setText("1:2")
-    qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(entered.is_set, timeout=WORK_TIMEOUT_MS)
+    tabs, p, release = start_held_ablation(qtbot, window, monkeypatch)
     translate_main(qtbot, window, TEXT)  # the same sentence again: the ablation still applies
     with qtbot.waitSignal(tabs.answered, timeout=WORK_TIMEOUT_MS):
         release.set()
