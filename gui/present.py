@@ -108,12 +108,10 @@ class PresentWindow(QtWidgets.QWidget):
             if vm.derived == ("mean", layer):
                 win.select(layer, head)
             else:
-                vm.select_derived(("mean", layer))
-                win.redraw()
+                win.heads.cell_clicked(("mean", layer))  # as a click on the grid's mean cell
             return
         if what == "layer" and vm.derived and vm.derived[0] == "mean":
-            vm.select_derived(("mean", (layer + delta) % n_layers))  # L steps through the layer means
-            win.redraw()
+            win.heads.cell_clicked(("mean", (layer + delta) % n_layers))  # L steps through the layer means
             return
         if what == "layer":
             win.select((layer + delta) % n_layers, head)
