@@ -31,6 +31,7 @@ from safetensors.torch import load_file
 from core.inference.checkpoint import load_checkpoint
 from core.inference.tokenizer import TextTokenizer
 from core.training.data import encode_pairs, make_batches, read_parallel
+from core.training.run_folder import newest_complete_save
 from core.training.summary import training_summary
 from core.training.train import TrainOptions, train
 
@@ -152,7 +153,7 @@ def test_each_rank_trains_on_its_own_shard_of_the_global_batch(ddp_runs):
     run = root / "ddp"
     src_tok = TextTokenizer.from_file(run / "tokenizer_src.json")
     tgt_tok = TextTokenizer.from_file(run / "tokenizer_tgt.json")
-    c = load_checkpoint(run / "last", device="cpu").config
+    c = load_checkpoint(newest_complete_save(run)[0], device="cpu").config
     examples = encode_pairs(read_parallel(str(FIXTURES / "tiny")) * 2, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
     batches = make_batches(examples, 120, seed=7 * 100003)  # epoch 0 holds all 6 steps
     assert len(batches) >= STEPS
@@ -184,8 +185,8 @@ def test_resume_on_two_processes_continues_exactly(ddp_runs, tmp_path):
     res = torchrun("--resume", "--out", str(run), "--max-steps", str(STEPS))
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.count("checkpoint:") == 1  # rank 0 alone reports
-    a = load_file(str(root / "ddp_drop" / "last" / "model.safetensors"))
-    b = load_file(str(run / "last" / "model.safetensors"))
+    a = load_file(str(newest_complete_save(root / "ddp_drop")[0] / "model.safetensors"))
+    b = load_file(str(newest_complete_save(run)[0] / "model.safetensors"))
     for k in a:  # same weights as the uninterrupted 2-process run, dropout included
         assert torch.equal(a[k], b[k]), k
     assert curve(run) == curve(root / "ddp_drop")

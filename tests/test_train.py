@@ -26,12 +26,12 @@ def test_resume_continues_exactly(tmp_path):
     train(options(tmp_path / "straight", 8))
     train(options(tmp_path / "split", 5))
     train(TrainOptions(train=[], valid=[], out=str(tmp_path / "split")), resume=True, overrides={"max_steps": 8})
-    a = load_file(str(tmp_path / "straight" / "last" / "model.safetensors"))
-    b = load_file(str(tmp_path / "split" / "last" / "model.safetensors"))
+    a = load_file(str(tmp_path / "straight" / "step_8" / "model.safetensors"))
+    b = load_file(str(tmp_path / "split" / "step_8" / "model.safetensors"))
     assert a.keys() == b.keys()
     for k in a:
         assert torch.equal(a[k], b[k]), k
-    ck = load_checkpoint(tmp_path / "split" / "last", device="cpu")  # shipped format
+    ck = load_checkpoint(tmp_path / "split" / "step_8", device="cpu")  # shipped format
     assert ck.config.d_model == 32
     summary = training_summary(tmp_path / "split")
     assert summary["steps"] == 8 and summary["valid_history"][-1]["step"] == 8

@@ -24,6 +24,7 @@ from safetensors.torch import save_file
 
 from core.device import resolve_device
 from core.errors import CheckpointError
+from core.inference.atomic_io import atomic_dir
 from core.inference.tokenizer import TextTokenizer, load_tokenizer
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer
@@ -66,6 +67,34 @@ def _unique_state(model: Transformer) -> dict[str, torch.Tensor]:
     return out
 
 
+def write_checkpoint_files(
+    path: Path,
+    model: Transformer,
+    src_tokenizer: TextTokenizer,
+    tgt_tokenizer: TextTokenizer,
+    card: str | None = None,
+    name: str | None = None,
+) -> None:
+    """Write config, weights (CPU float32), both tokenizers and the model card into the existing
+    folder ``path`` (``name`` titles the default card). Not atomic by itself: callers write into an
+    :func:`~core.inference.atomic_io.atomic_dir` folder."""
+    model.config.save(path / CONFIG)
+    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in _unique_state(model).items()}
+    save_file(tensors, str(path / WEIGHTS), metadata={"format": "pt", "producer": "attention-studio"})
+    src_tokenizer.save(path / SRC_TOKENIZER)
+    tgt_tokenizer.save(path / TGT_TOKENIZER)
+    c = model.config
+    (path / CARD).write_text(
+        card
+        or (
+            f"# {name or path.name}\n\nKorean→English Transformer (Attention Is All You Need), "
+            f"d_model {c.d_model}, {c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
+            f"d_ff {c.d_ff}, {model.num_parameters():,} parameters.\n"
+        ),
+        encoding="utf-8",
+    )
+
+
 def save_checkpoint(
     path: str | Path,
     model: Transformer,
@@ -73,26 +102,16 @@ def save_checkpoint(
     tgt_tokenizer: TextTokenizer,
     card: str | None = None,
 ) -> Path:
-    """Write the checkpoint directory ``path`` (created if needed); weights go to CPU float32."""
+    """Write the checkpoint directory ``path`` crash-safely: built completely under a temporary
+    name, fsynced, then renamed into place (an existing ``path`` is replaced as a whole), so a
+    crash leaves the old checkpoint or the new one, never a mix. Weights go to CPU float32.
+
+    Raises:
+        OSError: the disk is full or not writable; ``path`` is left as it was.
+    """
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    model.config.save(path / CONFIG)
-    tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in _unique_state(model).items()}
-    tmp = path / (WEIGHTS + ".tmp")
-    save_file(tensors, str(tmp), metadata={"format": "pt", "producer": "attention-studio"})
-    tmp.replace(path / WEIGHTS)  # atomic: a crash mid-write never leaves a half file
-    src_tokenizer.save(path / SRC_TOKENIZER)
-    tgt_tokenizer.save(path / TGT_TOKENIZER)
-    c = model.config
-    (path / CARD).write_text(
-        card
-        or (
-            f"# {path.name}\n\nKorean→English Transformer (Attention Is All You Need), "
-            f"d_model {c.d_model}, {c.n_heads} heads, {c.n_encoder_layers}+{c.n_decoder_layers} layers, "
-            f"d_ff {c.d_ff}, {model.num_parameters():,} parameters.\n"
-        ),
-        encoding="utf-8",
-    )
+    with atomic_dir(path) as tmp:
+        write_checkpoint_files(tmp, model, src_tokenizer, tgt_tokenizer, card, name=path.name)
     return path
 
 

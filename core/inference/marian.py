@@ -18,15 +18,14 @@ name and renamed at the end, so a failure never leaves a partial checkpoint.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from core.errors import CheckpointError
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.inference.atomic_io import atomic_dir
+from core.inference.checkpoint import load_checkpoint, write_checkpoint_files
 from core.inference.marian_weights import convert_state_dict, read_marian_weights
 from core.inference.spm_tokenizer import SentencePieceTokenizer
 from core.transformer.config import ACTIVATIONS, ModelConfig
@@ -201,17 +200,12 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
         model.load_state_dict(convert_state_dict(state, config, src), strict=True)
     except RuntimeError as exc:
         raise MarianImportError(f"{src}: weights do not fit config.json ({str(exc).splitlines()[0][:150]})") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent))
-    try:
-        log(f"writing {model.num_parameters():,} parameters")
-        save_checkpoint(tmp, model, src_tok, tgt_tok, card=_card(source, config, model.num_parameters(), learned))
+    log(f"writing {model.num_parameters():,} parameters")
+    with atomic_dir(out) as tmp:  # a killed import leaves no half folder under the name --out
+        write_checkpoint_files(tmp, model, src_tok, tgt_tok, card=_card(source, config, model.num_parameters(), learned),
+                               name=out.name)
         (tmp / "marian_source.json").write_text(json.dumps(
             {"source": source, "licence": LICENCE, "hf_config": hf}, indent=2) + "\n", encoding="utf-8")
         load_checkpoint(tmp, device="cpu")  # refuse to publish something that does not load
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(f"wrote {out}")
     return out

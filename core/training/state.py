@@ -1,5 +1,5 @@
-"""Resume state of a training run, next to its ``last`` checkpoint: Adam moments, RNG
-states (one per process under torchrun), step, epoch and batch position."""
+"""Resume state of a training run, saved inside each ``step_N`` folder beside the weights: Adam
+moments, RNG states (one per process under torchrun), step, epoch and batch position."""
 
 from __future__ import annotations
 
@@ -25,8 +25,7 @@ def save_train_state(path: Path, opt: torch.optim.Optimizer, meta: dict, rng: di
         for k, v in st.items():
             tensors[f"{idx}.{k}"] = torch.as_tensor(v).detach().cpu().contiguous()
     tensors.update(rng or {"rng.torch": torch.get_rng_state()})
-    save_file(tensors, str(path / "train_state.safetensors.tmp"))
-    (path / "train_state.safetensors.tmp").replace(path / "train_state.safetensors")
+    save_file(tensors, str(path / "train_state.safetensors"))  # path is an atomic_dir folder: no tmp+rename here
     (path / "train_state.json").write_text(json.dumps({**meta, "param_groups": sd["param_groups"]}, indent=1))
 
 

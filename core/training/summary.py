@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.training.run_folder import newest_complete_save
 from core.transformer.model import Transformer
 
 
@@ -45,7 +46,10 @@ def training_summary(run: str | Path) -> dict:
     final train loss and validation NLL history."""
     run = Path(run)
     opts = json.loads((run / "options.json").read_text())
-    state = json.loads((run / "train_state.json").read_text())
+    save = newest_complete_save(run)
+    if save is None:
+        raise ValueError(f"{run}: no complete save (step_N folder) to summarize")
+    state = json.loads((save[1] / "train_state.json").read_text())
     history = state.get("history", [])
     world = state.get("world_size", 1)
     launcher = f"torchrun --nproc_per_node {world}" if world > 1 else "python"

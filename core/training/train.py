@@ -1,7 +1,8 @@
 """Training loop (paper §5): Adam β=(0.9, 0.98), ε=1e-9, warm-up then inverse-square-root
 learning rate (Eq. 3, §5.3), label smoothing (§5.4), dropout, gradient clipping,
-length-bucketed batches. Writes checkpoints in the shipped format while it runs and
-resumes a stopped run exactly (weights, Adam moments, step, batch position, RNG).
+length-bucketed batches. Writes crash-safe checkpoints in the shipped format while it runs
+(core/training/run_folder.py) and resumes a stopped run exactly from its newest complete save
+(weights, Adam moments, step, batch position, RNG).
 Under ``torchrun`` the same loop runs data-parallel (see core/training/distributed.py)."""
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.inference.atomic_io import atomic_dir, write_text_atomic
+from core.inference.checkpoint import load_checkpoint, save_checkpoint, write_checkpoint_files
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
+from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, trim_log
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.validation import valid_chrf
@@ -42,6 +45,7 @@ class TrainOptions:
     separate ``src_vocab``/``tgt_vocab`` vocabularies.
     ``precision``: "fp32", or "bf16" = autocast to bfloat16 for the forward pass with fp32
     master weights, optimizer state and loss (CPU with AVX512-BF16, or CUDA).
+    ``encoder_layers``/``decoder_layers``: depths of the two stacks when they differ (0 = ``layers``).
     ``init_from``: warm-start from a checkpoint directory (weights and tokenizers; fresh
     optimizer and warm-up). ``chrf_lines``: greedy-translate the first N validation pairs
     at every validation and keep the best-chrF checkpoint in ``OUT/best``.
@@ -55,6 +59,8 @@ class TrainOptions:
     d_model: int = 256
     n_heads: int = 4
     layers: int = 3
+    encoder_layers: int = 0
+    decoder_layers: int = 0
     d_ff: int = 1024
     dropout: float = 0.1
     max_len: int = 128
@@ -84,6 +90,23 @@ class TrainOptions:
 
 
 PRECISIONS = ("fp32", "bf16")
+# Options a resumed run may change: the budget and where it runs. Any other option given with
+# --resume must equal the saved value (re-running the original command is a resume).
+RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout", "keep"})
+
+
+def resume_options(saved: dict, given: dict) -> dict:
+    """The saved options with the allowed changes from ``given`` applied.
+
+    Raises:
+        ValueError: ``given`` changes an option outside :data:`RESUMABLE_CHANGES`; the message names
+            the option, the saved value and the given one.
+    """
+    changed = [f"{k} (saved {saved.get(k)!r}, given {v!r})" for k, v in sorted(given.items())
+               if k not in RESUMABLE_CHANGES and saved.get(k, TrainOptions.__dataclass_fields__[k].default) != v]
+    if changed:
+        raise ValueError("--resume continues the saved run; these options cannot change: " + "; ".join(changed))
+    return {**saved, **given}
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float) -> float:
@@ -152,29 +175,43 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
           on_step: Callable[[int, Transformer], None] | None = None) -> Path:
     """Train (or resume) a run in ``opts.out``; returns the directory of the last checkpoint.
 
-    On resume the saved ``options.json`` is used; ``overrides`` may change only the budget
-    (max_steps, max_minutes, threads, device, dist_timeout). Raises ValueError for any other
-    override. Under torchrun every process runs this (DDP, rank 0 writes); a run may resume
-    on another number of processes (same global batches; dropout reseeded, logged).
+    On resume the saved ``options.json`` is used and the newest complete save is loaded (damaged
+    ones are skipped with a warning); ``overrides`` may change only the budget (see
+    :func:`resume_options`); a run already at ``max_steps`` trains nothing. Under torchrun every
+    process runs this (DDP, rank 0 writes); a run may resume on another number of processes (same
+    global batches; dropout reseeded, logged).
     ``on_step(step, model)`` is called after every optimizer step (tests inspect replicas).
 
     Raises:
         DistributedTrainingError: under torchrun, another rank died or the timeout passed.
+        RunLockedError: another process is training into ``opts.out``.
+        ValueError: a new run into a folder that holds saves; a changed option on resume; nothing to resume.
+        OSError: a save could not be written (full disk); earlier saves are intact.
     """
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(out).acquire() if dist_util.is_main_process() else None
+    try:
+        return _train_locked(opts, out, resume, overrides, on_step)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict | None,
+                  on_step: Callable[[int, Transformer], None] | None) -> Path:
     if resume:
-        overrides = overrides or {}
-        bad = sorted(set(overrides) - {"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout"})
-        if bad:
-            raise ValueError(f"--resume continues the saved run; these options cannot change: {', '.join(bad)}")
-        opts = TrainOptions(**{**json.loads((out / "options.json").read_text()), **overrides})
+        if not (out / "options.json").is_file():
+            raise ValueError(f"{out}: no options.json, nothing to resume")
+        opts = TrainOptions(**resume_options(json.loads((out / "options.json").read_text()), overrides or {}))
+    elif has_saves(out):
+        raise ValueError(f"{out} already holds a run's saves: continue it with --resume, or choose a new --out")
     if opts.threads:
         torch.set_num_threads(opts.threads)
     ctx = dist_util.setup(opts.device, opts.dist_timeout)
     ctx.barrier()  # every rank has read options.json before rank 0 rewrites it
     if ctx.is_main:
-        (out / "options.json").write_text(json.dumps(asdict(opts), indent=1))
+        write_text_atomic(out / "options.json", json.dumps(asdict(opts), indent=1))
     device = ctx.device
     torch.manual_seed(opts.seed)
     train_pairs, counts = _load_sets(opts.train)
@@ -192,7 +229,8 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
         src_tok, tgt_tok = run_tokenizers(opts, out, train_pairs, ctx)
         config = ModelConfig(
             src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=opts.d_model,
-            n_heads=opts.n_heads, n_encoder_layers=opts.layers, n_decoder_layers=opts.layers, d_ff=opts.d_ff,
+            n_heads=opts.n_heads, n_encoder_layers=opts.encoder_layers or opts.layers,
+            n_decoder_layers=opts.decoder_layers or opts.layers, d_ff=opts.d_ff,
             dropout=opts.dropout, max_len=opts.max_len, positional=opts.positional,
             share_src_tgt_embed=opts.joint_vocab > 0, norm_first=opts.norm_first,
             attention_dropout=opts.attention_dropout, activation_dropout=opts.activation_dropout,
@@ -209,11 +247,22 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
         torch.manual_seed(opts.seed * 1_000_003 + ctx.rank)
     opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "wall_s": 0.0, "tokens": 0, "history": []}
-    if resume and (out / "last" / "model.safetensors").exists():
-        model.load_state_dict(load_checkpoint(out / "last", device="cpu").model.state_dict())
+    save = newest_complete_save(out) if resume else None
+    if save is not None:
+        weights_dir, state_dir = save
+        model.load_state_dict(load_checkpoint(weights_dir, device="cpu").model.state_dict())
         model.to(device)
-        meta = load_train_state(out, opt, device, ctx)
-        log.info("resumed at step %d (epoch %d, batch %d)", meta["step"], meta["epoch"], meta["batch_in_epoch"])
+        meta = load_train_state(state_dir, opt, device, ctx)
+        if ctx.is_main:
+            trim_log(out, meta["step"])
+        log.info("resumed from %s: step %d (epoch %d, batch %d)", weights_dir, meta["step"], meta["epoch"],
+                 meta["batch_in_epoch"])
+        if meta["step"] >= opts.max_steps:
+            log.info("the run already finished at step %d (max_steps %d): nothing to train", meta["step"], opts.max_steps)
+            ctx.close()
+            return weights_dir
+    elif resume:
+        log.warning("%s: no complete save to resume from; starting at step 0", out)
     meta.update(world_size=ctx.world_size, backend=ctx.backend, seed=opts.seed)
     net = ctx.wrap(model)  # DDP under torchrun (averages gradients), else the model itself
     model.train()
@@ -227,22 +276,22 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
     window_tokens, window_t = 0, time.time()
     last_loss = float("nan")
 
-    def checkpoint(tag: str) -> None:
+    last_save = out / f"step_{step}"
+
+    def checkpoint() -> None:
+        """One complete save ``OUT/step_N`` (weights, tokenizers, card, optimizer, RNG, meta; one
+        rename makes it visible), then pruning of the oldest beyond ``keep``."""
+        nonlocal last_save
         meta.update(step=step, epoch=epoch, batch_in_epoch=pos, wall_s=time.time() - started)
         rng = ctx.rng_tensors() if ctx.distributed else None  # collective: every rank's RNG
         if not ctx.is_main:
             return
         card = model_card(opts, counts, valid_counts, meta, model)
-        save_checkpoint(out / "last", model, src_tok, tgt_tok, card)
-        save_train_state(out, opt, meta, rng)
-        if tag:
-            save_checkpoint(out / tag, model, src_tok, tgt_tok, card)
-            kept = sorted((p for p in out.glob("step_*") if p.is_dir() and p.name[5:].isdigit()),
-                          key=lambda p: int(p.name[5:]))  # step_N folders only (not step_N-check.json)
-            for old in kept[: -opts.keep]:
-                for f in old.iterdir():
-                    f.unlink()
-                old.rmdir()
+        last_save = out / f"step_{step}"
+        with atomic_dir(last_save) as tmp:
+            write_checkpoint_files(tmp, model, src_tok, tgt_tok, card, name=last_save.name)
+            save_train_state(tmp, opt, meta, rng)
+        prune(out, opts.keep)
 
     done = False
     while not done:
@@ -300,7 +349,7 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
                     with open(out / "log.jsonl", "a") as f:
                         f.write(json.dumps(entry) + "\n")
             if step % opts.save_every == 0 or step >= opts.max_steps or out_of_time:
-                checkpoint(f"step_{step}")
+                checkpoint()
             if step >= opts.max_steps or out_of_time:
                 done = True
                 break
@@ -309,7 +358,7 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
             pos = 0
     bar.close()
     ctx.close()
-    return out / "last"
+    return last_save
 
 
 def run_from_args(args) -> int:
@@ -338,14 +387,16 @@ def add_arguments(p) -> None:
     p.add_argument("--train", nargs="+", help="PREFIX[*W]: files PREFIX.ko/PREFIX.en, repeated W times")
     p.add_argument("--valid", nargs="+", help="PREFIX: validation pairs")
     p.add_argument("--out", required=True, help="run directory (checkpoints, logs, resume state)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out exactly where it stopped")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out from its newest complete save (options given must equal the saved ones, "
+                        "except the budget: --max-steps, --max-minutes, --threads, --device, --keep)")
     p.add_argument("--max-tokens", type=int, default=None,
                    help=f"padded tokens per optimizer step, default {d.max_tokens}; under torchrun the global batch, "
                         "split over all processes (same value = same training, faster)")
     p.add_argument("--dist-timeout", type=float, default=None,
                    help=f"torchrun only: seconds a process waits for the others before stopping with an error "
                         f"(default {d.dist_timeout:.0f}; must exceed rank 0's chrF validation and checkpoint time)")
-    for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "layers", "d_ff", "max_len",
+    for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "layers", "encoder_layers", "decoder_layers", "d_ff", "max_len",
                  "max_steps", "warmup", "seed", "threads", "valid_every", "save_every", "keep", "joint_vocab",
                  "chrf_lines"):
         p.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=f"default {getattr(d, name)}")

@@ -1,0 +1,142 @@
+"""Crash-safe writes: a folder is built completely under a temporary name, every file fsynced,
+then moved into place with one rename, as PyTorch's distributed checkpointing and the Hugging Face
+trainer do. A reader therefore sees the previous version or the new one, never a mix.
+
+A ``manifest.json`` written last inside the folder lists every file with its size and SHA-256, so a
+save damaged after the fact (a truncated copy, a bad disk) is detected by :func:`verify_manifest`
+instead of being loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+PARTIAL = ".partial-"
+OLD = ".old-"
+
+
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory (directories: where the OS allows it, i.e. not on Windows)."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) if path.is_dir() else os.O_RDONLY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if path.is_dir():  # Windows cannot open a directory; its renames are durable enough
+            return
+        raise
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) in one rename, after an fsync of the new content."""
+    path = Path(path)
+    tmp = path.with_name(path.name + PARTIAL + str(os.getpid()))
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_path(path.parent)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_manifest(folder: Path) -> None:
+    """List every file of ``folder`` (size in bytes, SHA-256) in ``folder/manifest.json``."""
+    files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+             for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
+    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1), encoding="utf-8")
+
+
+def verify_manifest(folder: str | Path, check_hashes: bool = True) -> str | None:
+    """None when ``folder`` holds every file its manifest lists, at the listed size (and hash);
+    otherwise a one-line reason. A folder without a manifest is reported as incomplete."""
+    folder = Path(folder)
+    try:
+        listed = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except FileNotFoundError:
+        return f"{folder}: no {MANIFEST} (incomplete save)"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"{folder}: unreadable {MANIFEST} ({exc})"
+    for name, want in listed.items():
+        p = folder / name
+        if not p.is_file():
+            return f"{folder}: {name} is missing"
+        if p.stat().st_size != want["bytes"]:
+            return f"{folder}: {name} has {p.stat().st_size} bytes, the save wrote {want['bytes']}"
+        if check_hashes and _sha256(p) != want["sha256"]:
+            return f"{folder}: {name} differs from what the save wrote (SHA-256 mismatch)"
+    return None
+
+
+def recover(dest: str | Path) -> None:
+    """Tidy what an interrupted :func:`atomic_dir` left beside ``dest``: half-written
+    ``.partial-*`` folders are removed; an ``.old-*`` folder is put back when ``dest`` itself is
+    missing (the crash fell between the two renames of a replacement), else removed."""
+    dest = Path(dest)
+    parent = dest.parent
+    if not parent.is_dir():
+        return
+    for p in parent.glob(f".{dest.name}{PARTIAL}*"):
+        shutil.rmtree(p, ignore_errors=True)
+    for p in sorted(parent.glob(f".{dest.name}{OLD}*")):
+        if not dest.exists():
+            os.replace(p, dest)
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``dest``; when the block ends without an error, write
+    the manifest, fsync every file, and move the folder to ``dest`` (replacing an existing one).
+    On an error (a full disk: ``OSError(ENOSPC)``) the temporary folder is removed, ``dest`` is left
+    as it was, and the error propagates.
+
+    Replacing an existing ``dest`` takes two renames (``dest`` → ``.dest.old-PID``, new → ``dest``);
+    a crash between them leaves the old folder under its ``.old-`` name, which :func:`recover`
+    (called by every later save and by the loaders) puts back.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    recover(dest)
+    tmp = dest.parent / f".{dest.name}{PARTIAL}{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        yield tmp
+        if manifest:
+            write_manifest(tmp)
+        for p in tmp.iterdir():
+            fsync_path(p)
+        fsync_path(tmp)
+        old = None
+        if dest.exists():
+            old = dest.parent / f".{dest.name}{OLD}{os.getpid()}"
+            os.replace(dest, old)
+        os.replace(tmp, dest)
+        fsync_path(dest.parent)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+__all__ = ["MANIFEST", "atomic_dir", "fsync_path", "recover", "verify_manifest", "write_manifest", "write_text_atomic"]
