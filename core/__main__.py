@@ -113,9 +113,10 @@ def _evaluate(args) -> int:
 
 def _check(args) -> int:
     from core.inference.checkpoint import load_checkpoint
-    from core.training.lecture_check import run_checks
+    from core.training.lecture_check import COPY_FIXTURE, LECTURE_FIXTURE, run_checks
 
-    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=args.beam)
+    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=args.beam,
+                   lecture=args.lecture or LECTURE_FIXTURE, copy=args.copy or COPY_FIXTURE)
     lec, cp = r["lecture"], r["copy"]
     if args.verbose:
         for row in lec["rows"]:
@@ -192,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     c.add_argument("--json", default=None, help="write every row and score to this JSON file")
     c.add_argument("--verbose", action="store_true", help="print every sentence and output")
+    c.add_argument("--lecture", nargs="+", default=None,
+                   help="sentence fixtures Korean<TAB>accepted | … (default tests/fixtures/lecture_sentences.tsv)")
+    c.add_argument("--copy", nargs="+", default=None,
+                   help="copy fixtures Korean<TAB>must-copy | … (default tests/fixtures/copy_check.tsv)")
 
     a = sub.add_parser("average", help="average the weights of several checkpoints of one run")
     a.add_argument("checkpoints", nargs="+")

@@ -71,9 +71,33 @@ def acceptable(hypothesis: str, references: list[str]) -> bool:
     return any(h == normalize(r) for r in references)
 
 
+def _whole(hypothesis: str, s: str) -> bool:
+    """``s`` occurs in ``hypothesis`` and is not glued to more of its own kind: a string that
+    starts (ends) with a digit must not have a digit before (after) it, one that starts (ends) with a
+    letter must not have a letter there. So "80" is not found in "800B", nor "15" in "150", while
+    "GB" is found in "80GB" and "1,350" in "$1,350"."""
+    def same_kind(a: str, b: str) -> bool:
+        return (a.isdigit() and b.isdigit()) or (a.isalpha() and b.isalpha())
+
+    start = hypothesis.find(s)
+    while start >= 0:
+        end = start + len(s)
+        before = hypothesis[start - 1] if start else ""
+        after = hypothesis[end] if end < len(hypothesis) else ""
+        if not (before and same_kind(before, s[0])) and not (after and same_kind(after, s[-1])):
+            return True
+        start = hypothesis.find(s, start + 1)
+    return False
+
+
 def copied(hypothesis: str, strings: list[str]) -> list[bool]:
-    """For each must-copy string, whether it appears verbatim in ``hypothesis``."""
-    return [s in hypothesis for s in strings]
+    """For each must-copy string, whether it appears verbatim (case-sensitive) in ``hypothesis``
+    as a whole token (see :func:`_whole`)."""
+    return [_whole(hypothesis, s) for s in strings]
+
+
+def _load_all(paths: str | Path | list) -> list[FixtureItem]:
+    return [i for p in (paths if isinstance(paths, list) else [paths]) for i in load_fixture(p)]
 
 
 def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_WORDS) -> dict[str, list[int]]:
@@ -85,21 +109,22 @@ def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_
     return out
 
 
-def run_checks(ckpt: Checkpoint, beam: int = 1, lecture: str | Path = LECTURE_FIXTURE,
-               copy: str | Path = COPY_FIXTURE) -> dict:
-    """Translate both fixtures with ``ckpt`` and score them.
+def run_checks(ckpt: Checkpoint, beam: int = 1, lecture: str | Path | list = LECTURE_FIXTURE,
+               copy: str | Path | list = COPY_FIXTURE) -> dict:
+    """Translate both fixtures with ``ckpt`` and score them (``lecture`` and ``copy`` may each be
+    a list of fixture files, read one after the other).
 
     Returns a dict with ``lecture`` (acceptable count, total, rate, sentence-set chrF, per-item
     rows) and ``copy`` (strings copied, total, rate, per-item rows).
     """
     import sacrebleu
 
-    lec = load_fixture(lecture)
+    lec = _load_all(lecture)
     hyps = translate_corpus(ckpt, [i.source for i in lec], beam=beam)
     ok = [acceptable(h, i.targets) for h, i in zip(hyps, lec)]
     refs = [i.targets[0] for i in lec]
     chrf = sacrebleu.metrics.CHRF().corpus_score(hyps, [refs]).score
-    cp = load_fixture(copy)
+    cp = _load_all(copy)
     chyps = translate_corpus(ckpt, [i.source for i in cp], beam=beam)
     hits = [copied(h, i.targets) for h, i in zip(chyps, cp)]
     n_hit, n_all = sum(sum(h) for h in hits), sum(len(h) for h in hits)

@@ -69,6 +69,16 @@ class RunLock:
             self._fd = None
 
 
+def tidy(out: Path) -> None:
+    """Remove what a killed process left half-written in ``out`` (``*.partial-PID`` files and
+    folders of an unfinished save or rewrite). Call only while holding the :class:`RunLock`."""
+    for p in {*Path(out).glob("*.partial-*"), *Path(out).glob(".*.partial-*")}:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+
+
 def step_dirs(out: Path) -> list[Path]:
     """``OUT/step_N`` folders, oldest first (by N)."""
     return sorted((p for p in Path(out).glob("step_*") if p.is_dir() and p.name[5:].isdigit()),
@@ -125,4 +135,4 @@ def trim_log(out: Path, step: int) -> None:
     write_text_atomic(path, "".join(line + "\n" for line in keep))
 
 
-__all__ = ["RunLock", "RunLockedError", "has_saves", "newest_complete_save", "prune", "step_dirs", "trim_log"]
+__all__ = ["RunLock", "RunLockedError", "has_saves", "newest_complete_save", "prune", "step_dirs", "tidy", "trim_log"]

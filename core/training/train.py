@@ -22,7 +22,7 @@ from core.inference.atomic_io import atomic_dir, write_text_atomic
 from core.inference.checkpoint import load_checkpoint, save_checkpoint, write_checkpoint_files
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
-from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, trim_log
+from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, tidy, trim_log
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.validation import valid_chrf
@@ -191,6 +191,8 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
     out = Path(opts.out)
     out.mkdir(parents=True, exist_ok=True)
     lock = RunLock(out).acquire() if dist_util.is_main_process() else None
+    if lock is not None:
+        tidy(out)
     try:
         return _train_locked(opts, out, resume, overrides, on_step)
     finally:
@@ -263,6 +265,8 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
             return weights_dir
     elif resume:
         log.warning("%s: no complete save to resume from; starting at step 0", out)
+        if ctx.is_main:
+            trim_log(out, 0)
     meta.update(world_size=ctx.world_size, backend=ctx.backend, seed=opts.seed)
     net = ctx.wrap(model)  # DDP under torchrun (averages gradients), else the model itself
     model.train()
@@ -287,10 +291,17 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
         if not ctx.is_main:
             return
         card = model_card(opts, counts, valid_counts, meta, model)
-        last_save = out / f"step_{step}"
-        with atomic_dir(last_save) as tmp:
-            write_checkpoint_files(tmp, model, src_tok, tgt_tok, card, name=last_save.name)
-            save_train_state(tmp, opt, meta, rng)
+        target = out / f"step_{step}"
+        try:
+            with atomic_dir(target) as tmp:
+                write_checkpoint_files(tmp, model, src_tok, tgt_tok, card, name=target.name)
+                save_train_state(tmp, opt, meta, rng)
+        except OSError as exc:  # a full disk: one clear error; the earlier saves are untouched
+            bar.close()
+            newest = newest_complete_save(out)
+            raise OSError(exc.errno, f"could not write {target} ({exc.strerror or exc}); earlier saves are intact, "
+                                     f"newest complete: {newest[0] if newest else 'none'}") from exc
+        last_save = target
         prune(out, opts.keep)
 
     done = False

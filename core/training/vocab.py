@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.inference.atomic_io import write_text_atomic
 from core.inference.tokenizer import TextTokenizer
 from core.training.distributed import DistContext
 
@@ -38,6 +39,6 @@ def _tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]]) -> tuple[Te
     else:
         src_tok = TextTokenizer.train((s for s, _ in uniq), opts.src_vocab)
         tgt_tok = TextTokenizer.train((t for _, t in uniq), opts.tgt_vocab)
-    src_tok.save(out / "tokenizer_src.json")
-    tgt_tok.save(out / "tokenizer_tgt.json")
+    for tok, name in ((src_tok, "tokenizer_src.json"), (tgt_tok, "tokenizer_tgt.json")):
+        write_text_atomic(out / name, tok.tokenizer.to_str())  # a crash never leaves a half tokenizer
     return src_tok, tgt_tok
