@@ -14,6 +14,7 @@ from pathlib import Path
 
 from core.defaults import DEFAULT_CHECKPOINT, MAX_BEAM, check_beam
 from core.errors import StudioError
+from core.textio import split_lines
 
 
 def _translate(args) -> int:
@@ -34,7 +35,10 @@ def _translate(args) -> int:
         return cli_heads.translate_ablated_cli(ckpt, args, heads)
     if inside:
         return cli_heads.translate_inside_cli(ckpt, args, inside)
-    texts = sys.stdin.read().splitlines() if args.text == "-" else [args.text]
+    if args.text == "-":  # any bytes: invalid UTF-8 becomes U+FFFD, lines split on \n only (one output line each)
+        texts = split_lines(sys.stdin.buffer.read().decode("utf-8", errors="replace"))
+    else:
+        texts = [args.text]
     status = 0
     for text in texts:
         if args.text == "-" and not text.strip():

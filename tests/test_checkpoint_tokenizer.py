@@ -29,7 +29,7 @@ def test_round_trip_gives_identical_logits(tiny_checkpoint, tmp_path):
     assert torch.equal(logits_of(a), logits_of(b))
     assert b.model.generator.weight is b.model.tgt_embed.weight  # tying survives the round trip
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json"]
+        "README.md", "config.json", "manifest.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json"]
 
 
 def test_gpu_saved_weights_load_on_cpu(tiny_checkpoint, tmp_path, monkeypatch):

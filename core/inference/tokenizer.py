@@ -16,6 +16,8 @@ from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
 from tokenizers.models import BPE
 from tokenizers.trainers import BpeTrainer
 
+from core.textio import clean_text
+
 SPECIAL_TOKENS = ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]  # ids 0, 1, 2, 3
 PAD, BOS, EOS, UNK = SPECIAL_TOKENS
 
@@ -36,12 +38,6 @@ def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
             pre_tokenizers.Digits(individual_digits=True),
         ]
     )
-
-
-def _no_surrogates(text: str) -> str:
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
-        return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
-    return text
 
 
 @dataclass
@@ -101,12 +97,14 @@ class TextTokenizer:
 
     def normalize(self, text: str) -> str:
         """The text as the tokenizer sees it (NFC, full-width folded, whitespace collapsed)."""
-        return self.tokenizer.normalizer.normalize_str(_no_surrogates(text))
+        return self.tokenizer.normalizer.normalize_str(clean_text(text))
 
     def encode(self, text: str) -> Encoding:
-        """Tokenize ``text`` (normalized first). Unknown characters become ``[UNK]``; bytes that
-        were not valid UTF-8 (lone surrogates from the command line) become U+FFFD first."""
-        enc = self.tokenizer.encode(_no_surrogates(text), add_special_tokens=False)
+        """Tokenize ``text`` (normalized first). Invisible format characters (a byte-order mark,
+        zero-width spaces, direction marks) are removed and bytes that were not valid UTF-8 (lone
+        surrogates from the command line) become U+FFFD first (:func:`core.textio.clean_text`);
+        other unknown characters become ``[UNK]``."""
+        enc = self.tokenizer.encode(clean_text(text), add_special_tokens=False)
         return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
 
     def decode(self, ids: Iterable[int]) -> str:
@@ -144,3 +142,5 @@ def load_tokenizer(path: str | Path):
 
         return SentencePieceTokenizer.from_file(path)
     return TextTokenizer.from_file(path)
+
+_no_surrogates = clean_text  # the name the SentencePiece tokenizer and translate() import

@@ -23,6 +23,7 @@ import random
 import re
 from pathlib import Path
 
+from core.textio import read_aligned, read_lines
 from core.training.copy_shapes import _digits, repeat_string, rich_string
 
 #: A copyable string: starts and ends with a letter/digit (or ``+``, for C++), may contain . , : @ / + _ -
@@ -225,8 +226,7 @@ def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int =
     exclude = exclude or set()
     pairs: list[tuple[str, str]] = []
     for src in sources:
-        ko_lines = Path(f"{src}.ko").read_text(encoding="utf-8").splitlines()
-        en_lines = Path(f"{src}.en").read_text(encoding="utf-8").splitlines()
+        ko_lines, en_lines = read_aligned(f"{src}.ko", f"{src}.en")
         for ko, en in zip(ko_lines, en_lines):
             pairs += [p for p in augment_pair(ko, en, rng, variants, cross, rich, repeats) if p[0] not in exclude]
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="TSV file whose first column (Korean) must never be written (repeatable)")
     a = p.parse_args(argv)
     exclude = {line.split("\t")[0] for f in a.exclude
-               for line in Path(f).read_text(encoding="utf-8").splitlines() if line.strip()}
+               for line in read_lines(f) if line.strip()}
     n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross, a.rich,
                       a.repeats)
     print(f"wrote {n} pairs to {a.out}.ko/.en")

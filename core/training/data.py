@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from core.inference.tokenizer import TextTokenizer
+from core.textio import read_aligned
 
 
 @dataclass
@@ -43,10 +44,7 @@ def read_parallel(prefix: str, src_ext: str = "ko", tgt_ext: str = "en") -> list
     Raises:
         FileNotFoundError: a file is missing. ValueError: the files have different line counts.
     """
-    src = Path(f"{prefix}.{src_ext}").read_text(encoding="utf-8").splitlines()
-    tgt = Path(f"{prefix}.{tgt_ext}").read_text(encoding="utf-8").splitlines()
-    if len(src) != len(tgt):
-        raise ValueError(f"{prefix}: {len(src)} {src_ext} lines but {len(tgt)} {tgt_ext} lines")
+    src, tgt = read_aligned(f"{prefix}.{src_ext}", f"{prefix}.{tgt_ext}")  # split on \n only
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from core.inference.beam import beam_search
 from core.inference.checkpoint import Checkpoint
 from core.inference.decoding import greedy_batch
+from core.textio import read_aligned
 
 
 def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int = 1, batch_size: int = 64,
@@ -51,10 +52,7 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: i
     Raises:
         ValueError: the files have different numbers of lines.
     """
-    sources = Path(src).read_text(encoding="utf-8").splitlines()
-    refs = Path(ref).read_text(encoding="utf-8").splitlines()
-    if len(sources) != len(refs):
-        raise ValueError(f"{src} has {len(sources)} lines but {ref} has {len(refs)}")
+    sources, refs = read_aligned(src, ref)  # split on \n only, as sacreBLEU and wc -l count
     if limit is not None:
         if limit < 1:
             raise ValueError(f"--limit must be at least 1, got {limit}")

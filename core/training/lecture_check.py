@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.inference.checkpoint import Checkpoint
+from core.textio import read_lines
 from core.training.evaluate import translate_corpus
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
@@ -42,7 +43,7 @@ class FixtureItem:
 def load_fixture(path: str | Path) -> list[FixtureItem]:
     """Read a ``Korean<TAB>a | b`` fixture. Raises ValueError on a line without a tab or targets."""
     items = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_lines(path), 1):
         if not line.strip() or line.startswith("#"):
             continue
         if "\t" not in line:

@@ -1,0 +1,63 @@
+"""Text hygiene at the edges: lines split on ``\\n`` only, and invisible format characters removed
+before tokenizing.
+
+``str.splitlines()`` also splits on U+2028, U+2029, U+0085, ``\\x0b``, ``\\x0c``, ``\\x1c``–``\\x1e``
+and a lone ``\\r``; a corpus line holding one of them would shift every later line against its
+translation. sacreBLEU and ``wc -l`` count ``\\n`` only, and so does everything here.
+
+Format characters (Unicode category Cf: the byte-order mark U+FEFF that Windows Notepad writes,
+zero-width space U+200B, joiners U+200C/U+200D, direction marks U+200E/U+200F, word joiner U+2060,
+bidi controls) draw nothing but would reach the tokenizer as ``[UNK]`` and derail the translation.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+
+def clean_text(text: str) -> str:
+    """``text`` without format characters (category Cf) and with lone surrogates (undecodable bytes
+    from a command line) replaced by U+FFFD."""
+    if text.isascii():
+        return text
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch
+                   for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of ``text`` split on ``\\n`` only (a ``\\r`` before it is dropped, as in CRLF files);
+    a final newline does not start an extra empty line. A leading byte-order mark is removed."""
+    text = text.removeprefix("\ufeff")
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [x[:-1] if x.endswith("\r") else x for x in lines]
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """:func:`split_lines` of a UTF-8 file.
+
+    Raises:
+        FileNotFoundError: no such file. UnicodeDecodeError: the file is not UTF-8.
+    """
+    with open(path, encoding="utf-8", newline="") as f:  # newline="": no universal-newline translation
+        return split_lines(f.read())
+
+
+def read_aligned(first: str | Path, second: str | Path) -> tuple[list[str], list[str]]:
+    """The lines of two files that must be line-aligned (a source and its reference or
+    translation).
+
+    Raises:
+        ValueError: the line counts differ (the message names both files and counts).
+    """
+    a, b = read_lines(first), read_lines(second)
+    if len(a) != len(b):
+        raise ValueError(f"{first} has {len(a)} lines but {second} has {len(b)} (lines are split on \\n only)")
+    return a, b
+
+
+__all__ = ["clean_text", "read_aligned", "read_lines", "split_lines"]
