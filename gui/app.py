@@ -12,6 +12,7 @@ from pathlib import Path
 from core.defaults import DEFAULT_CHECKPOINT
 from gui.headless_panels import PANELS
 from gui.headless_panels import add_arguments as add_panel_arguments
+from gui.system_deps import missing_message
 
 ROOT = Path(__file__).resolve().parent.parent
 FONT_DIR = ROOT / "assets" / "fonts"
@@ -111,6 +112,10 @@ def headless_platform(screenshot: str | None, env=os.environ, platform: str = sy
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     headless_platform(args.screenshot)
+    missing = missing_message()  # before Qt: its xcb plugin aborts the process when a library is missing
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     from core.errors import StudioError
     from gui import headless_panels
 

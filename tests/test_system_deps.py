@@ -1,0 +1,100 @@
+"""A Linux desktop without a library Qt's xcb plugin needs gets one line naming the Debian packages
+and the apt-get command, and exit status 2, instead of Qt's own abort (SIGABRT, exit 134). Offscreen
+runs and machines with every library are untouched."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from gui import system_deps
+
+from .conftest import ROOT
+
+# Starts the app with ctypes unable to load libxcb-cursor.so.0, as on a desktop without libxcb-cursor0;
+# every other library counts as found, whatever this machine has.
+HIDE_CURSOR_LIB = """
+import ctypes, sys
+real = ctypes.CDLL
+def fake(name, *a, **k):
+    if name == "libxcb-cursor.so.0":
+        raise OSError(name + ": cannot open shared object file")
+    try:
+        return real(name, *a, **k)
+    except OSError:
+        return None
+ctypes.CDLL = fake
+sys.argv = ["main.py"]
+from gui.app import main
+sys.exit(main([]))
+"""
+
+
+def test_missing_xcb_library_prints_one_line_with_the_package_and_exits_2():
+    env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+    env.update(QT_QPA_PLATFORM="xcb", DISPLAY=":99")
+    run = subprocess.run([sys.executable, "-c", HIDE_CURSOR_LIB], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    assert run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run.stderr
+    assert "libxcb-cursor0" in lines[0]
+    assert lines[0].endswith("sudo apt-get install libxcb-cursor0"), lines[0]
+
+
+def test_only_an_xcb_run_on_linux_is_checked():
+    def loadable(soname):
+        return soname != "libxcb-cursor.so.0"
+
+    def found(soname):
+        return True
+
+    missing = system_deps.missing_message
+    assert "libxcb-cursor0" in missing({"QT_QPA_PLATFORM": "xcb"}, "linux", loadable)
+    assert "libxcb-cursor0" in missing({"DISPLAY": ":0"}, "linux", loadable)
+    assert "libxcb-cursor0" in missing({"QT_QPA_PLATFORM": "xcb:nograb;wayland", "WAYLAND_DISPLAY": "w"}, "linux",
+                                       loadable)
+    assert missing({"DISPLAY": ":0", "QT_QPA_PLATFORM": "xcb"}, "linux", found) is None
+    for env, platform in (({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"}, "linux"),
+                          ({"QT_QPA_PLATFORM": "minimal", "DISPLAY": ":0"}, "linux"),
+                          ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "linux"),
+                          ({}, "linux"), ({"DISPLAY": ":0"}, "darwin"), ({"QT_QPA_PLATFORM": "xcb"}, "win32")):
+        assert missing(env, platform, loadable) is None, (env, platform)
+
+
+def test_message_names_every_missing_package_once_in_list_order():
+    gone = {"libxcb-keysyms.so.1", "libxcb-cursor.so.0", "libxcb-icccm.so.4"}
+    line = system_deps.missing_message({"QT_QPA_PLATFORM": "xcb"}, "linux", lambda soname: soname not in gone)
+    assert "\n" not in line
+    assert line.endswith("sudo apt-get install libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1"), line
+
+
+def test_no_message_when_every_library_is_found(monkeypatch):
+    monkeypatch.setattr(system_deps, "_loadable", lambda soname: True)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    monkeypatch.setenv("DISPLAY", ":99")
+    assert system_deps.missing_message() is None
+
+
+def test_offscreen_app_runs_even_with_every_library_missing(qtbot, monkeypatch, capsys, tmp_path, tiny_checkpoint):
+    from gui import app
+
+    monkeypatch.setattr(system_deps, "_loadable", lambda soname: False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    monkeypatch.setenv("DISPLAY", ":99")
+    out = tmp_path / "shot.png"
+    assert app.main(["--checkpoint", str(tiny_checkpoint), "--size", "400x300", "--screenshot", str(out)]) == 0
+    assert capsys.readouterr() == (f"saved {out}\n", "")
+
+
+def test_ci_and_readme_use_the_one_list():
+    listing = subprocess.run([sys.executable, str(ROOT / "gui" / "system_deps.py")], capture_output=True, text=True,
+                             timeout=60, check=True).stdout.split()
+    assert listing[:-1] == list(system_deps.QT_DEBS) and listing[-1] in system_deps.GLIB_DEBS
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "gui/system_deps.py" in ci and "libxcb-cursor0" not in ci
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "apt-get install $(python3 gui/system_deps.py)" in readme and "libxcb-cursor0" not in readme
