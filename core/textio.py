@@ -12,8 +12,11 @@ bidi controls) draw nothing but would reach the tokenizer as ``[UNK]`` and derai
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from pathlib import Path
+
+MAX_JSON_BYTES = 64 << 20  # a config or tokenizer descriptor; real ones are a few kB (tokenizers: a few MB)
 
 
 def clean_text(text: str) -> str:
@@ -60,4 +63,26 @@ def read_aligned(first: str | Path, second: str | Path) -> tuple[list[str], list
     return a, b
 
 
-__all__ = ["clean_text", "read_aligned", "read_lines", "split_lines"]
+def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES):
+    """Parse a UTF-8 JSON file, refusing before reading one larger than ``max_bytes`` and turning
+    a nesting too deep for the parser into a ValueError.
+
+    Raises:
+        OSError: unreadable. ValueError: too large, not UTF-8, invalid JSON or nested too deeply
+            (the message names the file).
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"{path}: {size:,} bytes, more than a JSON file of a checkpoint can be ({max_bytes:,})")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply") from None
+
+
+__all__ = ["clean_text", "read_aligned", "read_json", "read_lines", "split_lines"]

@@ -80,7 +80,31 @@ BAD_CHECKPOINTS = [
     ("stray pickle", lambda d: (d / "model.pt").write_bytes(pickle.dumps(Evil())), "pickle-style file"),
     ("vocab mismatch", lambda d: shutil.copy(d / "tokenizer_src.json", d / "tokenizer_tgt.json"), "vocabulary has"),
     ("missing tokenizer", lambda d: (d / "tokenizer_src.json").unlink(), "tokenizer_src.json: missing"),
+    # sizes that would exhaust the machine or hang building layers: refused before any allocation
+    ("n_heads 1e9", lambda d: set_config(d, n_heads=10**9), "n_heads 1,000,000,000 is larger than"),
+    ("max_len 1e9", lambda d: set_config(d, max_len=10**9), "max_len 1,000,000,000 is larger than"),
+    ("d_model 2e9", lambda d: set_config(d, d_model=2 * 10**9), "d_model 2,000,000,000 is larger than"),
+    ("1e6 encoder layers", lambda d: set_config(d, n_encoder_layers=10**6), "n_encoder_layers 1,000,000 is larger"),
+    ("more than the memory", lambda d: set_config(d, d_model=16384, n_heads=16, d_ff=131072, n_encoder_layers=250,
+                                                   n_decoder_layers=250), "more than half of this machine's"),
+    ("deep json", lambda d: (d / "config.json").write_text("[" * 200_000 + "]" * 200_000), "nested too deeply"),
+    ("tokenizer of the wrong kind", lambda d: (d / "tokenizer_tgt.json").write_text('{"model": {"type": "nope"}}'),
+     "tokenizer_tgt.json: not a valid tokenizer"),
+    ("huge tensor header", lambda d: (d / "model.safetensors").write_bytes(huge_header()),
+     "model.safetensors: not a readable safetensors"),
+    ("symlink loop", lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to(d / "config.json")),
+     "config.json"),
 ]
+
+
+def set_config(d, **values):
+    (d / "config.json").write_text(json.dumps({**json.loads((d / "config.json").read_text()), **values}))
+
+
+def huge_header() -> bytes:
+    """A safetensors file whose header claims a 10^12-element tensor over 16 bytes of data."""
+    header = json.dumps({"w": {"dtype": "F32", "shape": [10**12], "data_offsets": [0, 4 * 10**12]}}).encode()
+    return len(header).to_bytes(8, "little") + header + b"\0" * 16
 
 
 @pytest.mark.parametrize("name,how,msg", BAD_CHECKPOINTS)

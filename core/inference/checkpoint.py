@@ -13,7 +13,6 @@ Anything wrong raises :class:`core.errors.CheckpointError` naming the file and t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from core.device import resolve_device
 from core.errors import CheckpointError
 from core.inference.atomic_io import atomic_dir
 from core.inference.tokenizer import TextTokenizer, load_tokenizer
+from core.textio import read_json
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer
 
@@ -117,11 +117,9 @@ def save_checkpoint(
 
 def _read_config(path: Path) -> ModelConfig:
     try:
-        data = json.loads((path / CONFIG).read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise CheckpointError(f"{path / CONFIG}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{path / CONFIG}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        data = read_json(path / CONFIG)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from None
     try:
         return ModelConfig.from_dict(data)
     except ValueError as exc:

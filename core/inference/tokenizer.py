@@ -16,7 +16,7 @@ from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
 from tokenizers.models import BPE
 from tokenizers.trainers import BpeTrainer
 
-from core.textio import clean_text
+from core.textio import MAX_JSON_BYTES, clean_text, read_json
 
 SPECIAL_TOKENS = ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]  # ids 0, 1, 2, 3
 PAD, BOS, EOS, UNK = SPECIAL_TOKENS
@@ -130,13 +130,13 @@ def load_tokenizer(path: str | Path):
         ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.
         Exception: anything ``tokenizers`` raises for a bad JSON.
     """
-    import json
-
     path = Path(path)
     try:
-        head = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        head = None  # let ``tokenizers`` report it
+        head = read_json(path)
+    except ValueError:
+        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
+            raise
+        head = None  # let ``tokenizers`` report what is wrong with it
     if isinstance(head, dict) and head.get("type") == "sentencepiece":
         from core.inference.spm_tokenizer import SentencePieceTokenizer
 

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 POSITIONAL_KINDS = ("sinusoidal", "sinusoidal_halves", "learned")
+# Upper bounds checked before any tensor is made: far above any real translation model (OPUS-MT
+# big: d_model 1024, 16 heads, d_ff 4096, 12+12 layers, 64k vocabulary; NLLB: 256k vocabulary),
+# far below what would exhaust a machine or hang the CLI building layers.
+LIMITS = {"d_model": 16_384, "n_heads": 1_024, "d_ff": 131_072, "n_encoder_layers": 256, "n_decoder_layers": 256,
+          "src_vocab_size": 2_000_000, "tgt_vocab_size": 2_000_000, "max_len": 131_072}
+
+
+def machine_memory_bytes() -> int:
+    """Physical memory of this machine in bytes (16 GiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 16 << 30
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")  # swish and silu are the same function, x·σ(x)
 
 
@@ -115,6 +129,13 @@ class ModelConfig:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.n_encoder_layers < 1 or self.n_decoder_layers < 1:
             raise ValueError("n_encoder_layers and n_decoder_layers must be >= 1")
+        for name, top in LIMITS.items():
+            if getattr(self, name) > top:
+                raise ValueError(f"{name} {getattr(self, name):,} is larger than this program supports ({top:,})")
+        need, have = 4 * self.estimated_parameters(), machine_memory_bytes()
+        if need > have // 2:
+            raise ValueError(f"the model would need {need / 2**30:.1f} GiB of float32 weights, more than half of "
+                             f"this machine's {have / 2**30:.1f} GiB memory")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         for name in ("dropout", "attention_dropout", "activation_dropout"):
@@ -133,6 +154,15 @@ class ModelConfig:
                 continue
             if not (0 <= tid < min(self.src_vocab_size, self.tgt_vocab_size)):
                 raise ValueError(f"{name} {tid} is outside the vocabularies")
+
+    def estimated_parameters(self) -> int:
+        """Parameter count (plus the positional table) of the model this config describes,
+        computed from the sizes alone so it can be checked before anything is allocated."""
+        d, f = self.d_model, self.d_ff
+        embed = self.src_vocab_size * d + (0 if self.share_src_tgt_embed else self.tgt_vocab_size * d)
+        encoder = self.n_encoder_layers * (4 * d * d + 2 * d * f + 9 * d + f)
+        decoder = self.n_decoder_layers * (8 * d * d + 2 * d * f + 15 * d + f)
+        return embed + encoder + decoder + 2 * self.max_len * d + self.tgt_vocab_size
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -156,5 +186,7 @@ class ModelConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> ModelConfig:
-        """Read ``config.json``. Raises OSError, json.JSONDecodeError or ValueError."""
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+        """Read ``config.json``. Raises OSError or ValueError (bad JSON, too large, too deep)."""
+        from core.textio import read_json
+
+        return cls.from_dict(read_json(path))
