@@ -17,7 +17,7 @@ import html
 from PySide6 import QtCore, QtWidgets
 
 from gui.tables import read_only_table, set_texts
-from gui.view_model import ViewModel, words
+from gui.view_model import ViewModel
 
 
 class ForkPanel(QtWidgets.QWidget):
@@ -144,7 +144,7 @@ class BeamPanel(QtWidgets.QWidget):
         self.table.setRowCount(len(self.rows))
         for i, (kind, row, current) in enumerate(self.rows):
             mark = ("▶ " if current else "") + ("EOS" if kind == "finished" else "live")
-            set_texts(self.table, i, [mark, words(row.tokens) or "(empty)", f"{row.logprob:.3f}", f"{row.score:.3f}"])
+            set_texts(self.table, i, [mark, row.text or "(empty)", f"{row.logprob:.3f}", f"{row.score:.3f}"])
             self.table.item(i, 1).setToolTip(" ".join(row.tokens))
 
 

@@ -12,14 +12,8 @@ import math
 from dataclasses import dataclass
 
 from core.inference.live import LiveState, complete_state
-from core.inference.tokenizer import EOS, PAD
 from core.inference.translate import BeamRow, Translation
 from gui.view_data import KINDS, step_text
-
-
-def words(tokens: list[str]) -> str:
-    """Output tokens (SentencePiece-style ``▁`` word starts) as plain text, EOS/PAD dropped."""
-    return "".join(t for t in tokens if t not in (EOS, PAD)).replace("▁", " ").strip()
 
 
 @dataclass
@@ -143,6 +137,16 @@ class ViewModel:
         k = self.step if k is None else k
         return [s.token for s in r.steps[:k]] if r else []
 
+    def text_at(self, k: int | None = None) -> str:
+        """The output after step k as text: the step's ``text``, made by the target tokenizer's
+        ``decode`` like the translation itself (never joined here from token labels). A batch
+        row past its sentence's end (pads) keeps the sentence's last text."""
+        r = self.result
+        k = self.step if k is None else k
+        if r is None or k <= 0 or not r.steps:
+            return ""
+        return r.steps[min(k, len(r.steps)) - 1].text
+
     def full_text(self) -> str | None:
         """The whole translation, or None while it must stay hidden (not produced yet and
         ``show_full`` off). Teacher forcing shows the reference."""
@@ -166,7 +170,7 @@ class ViewModel:
         full = self.full_text()
         head = (f"<b>{label}:</b> {html.escape(full)}<br>" if full is not None else
                 f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span><br>")
-        return (f"{head}<b>After step {k}:</b> {html.escape(words(tokens)) or '…'}"
+        return (f"{head}<b>After step {k}:</b> {html.escape(self.text_at(k)) or '…'}"
                 f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>")
 
     def step_description(self) -> str:

@@ -72,7 +72,7 @@ def test_clicking_a_candidate_forks_and_shows_both_translations(qtbot, window, c
     # independent: greedy with the same token forced at step 2
     s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT)
     s.step()
-    s.step(force=forced)
+    s.step(force=forced, forced=True)  # a forced token: the output budget counts after it
     s.run()
     assert st.result.translation == s.translation
     tf = teacher_forced(ck.model, s.source.ids, [ck.config.start_id] + s.output_ids[:-1], [], [])

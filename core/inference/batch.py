@@ -17,7 +17,7 @@ from core.inference.decoding import Source, max_output_steps, prepare_source
 from core.inference.experiments import step_logprob
 from core.inference.maps import AppliedMasks, AttentionMaps
 from core.inference.tokenizer import BOS, PAD
-from core.inference.translate import StepInfo, Translation, check_finite
+from core.inference.translate import StepInfo, Translation, check_finite, with_texts
 from core.transformer.masks import causal_mask
 
 
@@ -111,7 +111,7 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
             [None if m is None else m[i].reshape(-1) for m in cross_masks])
         maps = AttentionMaps(e, dec, cross, skpm, tkpm, causal_mask(t_len), list(padded.tokens), tgt_tokens, applied)
         truncated = outputs[i][-1] != c.eos_id
-        r = Translation(padded, tgt_tok.decode(outputs[i]), steps[i], maps, "greedy", 1,
+        r = Translation(padded, tgt_tok.decode(outputs[i]), with_texts(steps[i], tgt_tok), maps, "greedy", 1,
                         notice=source.notice, logprob=sum(st.logprob for st in steps[i]))
         if truncated:
             r.notice = "; ".join(x for x in (r.notice, f"output stopped at the length limit ({budgets[i]} tokens) "

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from core.defaults import check_beam
 from core.errors import InputError
-from core.inference.decoding import max_output_steps, prepare_source
+from core.inference.decoding import output_budget, prepare_source
 from core.inference.tokenizer import TextTokenizer
 from core.transformer.model import Transformer
 
@@ -110,7 +110,9 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
 
     ``session`` (a :class:`~core.inference.decoding.DecodeSession` of the same text): reuse its
     source and encoder output instead of encoding again. ``prefix``: output ids every hypothesis
-    must start with (forced tokens; the beam holds one hypothesis until the prefix ends).
+    must start with (forced tokens; the beam holds one hypothesis until the prefix ends). The
+    output budget counts after the prefix (see :func:`~core.inference.decoding.output_budget`), so
+    a hypothesis may be as long as the prefix plus the budget a search without one has.
     ``trace``: a list that receives one :class:`BeamStep` per search step.
 
     Raises:
@@ -125,7 +127,7 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
     device = next(model.parameters()).device
     source = session.source if session is not None else prepare_source(text, src_tok, c.max_len, c.eos_id,
                                                                          c.pad_id, pad_to)
-    max_steps = max_output_steps(source.n_real, c.max_len)
+    max_steps = output_budget(source.n_real, c.max_len, len(prefix or []))  # counted after the prefix
     n_cand = 1 if beam == 1 else 2 * beam
     finished: list[Hypothesis] = []
     truncated: list[Hypothesis] = []

@@ -63,6 +63,17 @@ def max_output_steps(n_src: int, max_len: int) -> int:
     return max(1, min(max_len - 1, 2 * n_src + 10))
 
 
+def output_budget(n_src: int, max_len: int, n_prefix: int = 0) -> int:
+    """The most output positions an output may take when its first ``n_prefix`` are forced.
+
+    The budget of :func:`max_output_steps` counts the tokens the model says *after* the forced
+    prefix (max new tokens, as OpenNMT-py and CTranslate2 count it with a target prefix), so a
+    long prefix never leaves the model without a word. The model's positions stay a hard cap:
+    never more than ``max_len - 1`` in all, prefix included (a longer prefix is cut there).
+    """
+    return min(max_len - 1, n_prefix + max_output_steps(n_src, max_len))
+
+
 @dataclass
 class Step:
     """One decoding step k: fed decoder input position k, chose ``token_id``.
@@ -90,7 +101,8 @@ class DecodeSession:
     """Encodes a source once, then advances one target token per :meth:`step` using a KV cache.
 
     :meth:`back` removes the last step in O(1) (the cache is truncated, nothing recomputed).
-    ``force`` lets a caller replay a given sequence (e.g. the best beam) step by step.
+    ``force`` lets a caller replay a given sequence (e.g. the best beam) step by step; ``forced``
+    marks user-imposed tokens, after which the output budget (:attr:`max_steps`) is counted.
     """
 
     def __init__(self, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer, text: str,
@@ -106,9 +118,24 @@ class DecodeSession:
         self.encoder_applied = None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1).cpu()  # [S] or None
         self.src_key_padding_mask = enc.src_key_padding_mask  # [1, S]
         self.encoder_self = torch.stack(enc.self_attn)[:, 0].float().cpu()  # [L, H, S, S]
-        self.max_steps = max_output_steps(self.source.n_real, c.max_len)
         self.steps: list[Step] = []
         self._cache: list[LayerCache] | None = None
+
+    @property
+    def prefix_len(self) -> int:
+        """Length of the forced prefix: the output positions up to and including the last step
+        marked ``forced`` (0 when none is). The steps before a forced one belong to the prefix
+        too: they are what the forced token continues."""
+        for k in range(len(self.steps) - 1, -1, -1):
+            if self.steps[k].forced:
+                return k + 1
+        return 0
+
+    @property
+    def max_steps(self) -> int:
+        """Output budget: :func:`output_budget`, counted after the forced prefix as it stands.
+        A step forced later (a fork) moves the budget on with it."""
+        return output_budget(self.source.n_real, self.model.config.max_len, self.prefix_len)
 
     @property
     def finished(self) -> bool:
@@ -128,11 +155,21 @@ class DecodeSession:
         """Finished without EOS (ran out of output budget)."""
         return self.finished and self.steps[-1].token_id != self.model.config.eos_id
 
-    def step(self, force: int | None = None) -> Step | None:
-        """Decode one position; returns the new :class:`Step`, or None if already finished."""
-        if self.finished:
-            return None
+    def step(self, force: int | None = None, forced: bool = False) -> Step | None:
+        """Decode one position; returns the new :class:`Step`, or None if already finished.
+
+        ``force``: take this token id instead of the argmax (the logits, top-k and maps are still
+        the model's own). ``forced``: the token is imposed by the user, part of the forced prefix
+        (the step is marked ``forced``); it is taken even where the budget before it is spent,
+        since the budget counts from the end of the prefix, but never after EOS and never beyond
+        ``max_len - 1`` positions.
+        """
+        if forced and force is None:
+            raise ValueError("a forced step needs the token to force")
         c = self.model.config
+        ended = bool(self.steps) and self.steps[-1].token_id == c.eos_id
+        if ended or len(self.steps) >= (c.max_len - 1 if forced else self.max_steps):
+            return None
         last = self.steps[-1].token_id if self.steps else c.start_id
         x = torch.tensor([[last]], device=self.device)
         with torch.inference_mode():
@@ -154,6 +191,7 @@ class DecodeSession:
             logits.cpu(),
             self_mask=None if out.self_mask is None else out.self_mask[0, 0, -1].cpu(),   # [t] as given
             cross_mask=None if out.cross_mask is None else out.cross_mask[0].reshape(-1).cpu(),  # [S]
+            forced=forced,
         )
         self.steps.append(step)
         return step

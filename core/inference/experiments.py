@@ -37,14 +37,14 @@ def step_logprob(logits: Tensor, token_id: int) -> float:
 
 def force_prefix(session: DecodeSession, prefix_ids: list[int]) -> int:
     """Feed ``prefix_ids`` as the next outputs, whatever the model prefers (each step's logits,
-    top-k and maps are still the model's own). Marks those steps ``forced``; stops early if the
-    output budget runs out. Returns the number of tokens forced."""
+    top-k and maps are still the model's own), and mark those steps ``forced``. The output budget
+    counts after them (:attr:`DecodeSession.max_steps`), so the model keeps its full budget to
+    continue; only the model's ``max_len`` can cut the prefix itself short. Returns the number
+    of tokens forced."""
     n = 0
     for tid in prefix_ids:
-        st = session.step(force=tid)
-        if st is None:
+        if session.step(force=tid, forced=True) is None:
             break
-        st.forced = True
         n += 1
     return n
 

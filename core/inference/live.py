@@ -95,14 +95,16 @@ class LiveDecoder:
         return h.ids + ([] if h.truncated else [self.ckpt.config.eos_id])
 
     def _advance(self, session: DecodeSession) -> bool:
-        """One decoder step of ``session`` following forced tokens, then the plan or argmax."""
+        """One decoder step of ``session`` following forced tokens, then the plan or argmax.
+        A forced token is taken even where the budget before it is spent: the budget counts
+        from the end of the forced prefix (:attr:`DecodeSession.max_steps`)."""
+        k = len(session.steps)
+        if k in self.forced:
+            return session.step(force=self.forced[k], forced=True) is not None
         if session.finished:
             return False
-        k = len(session.steps)
         plan = self._plan()
-        if k in self.forced:
-            session.step(force=self.forced[k]).forced = True
-        elif plan is not None:
+        if plan is not None:
             if k >= len(plan):
                 return False
             session.step(force=plan[k])

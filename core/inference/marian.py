@@ -28,6 +28,7 @@ from core.inference.atomic_io import atomic_dir
 from core.inference.checkpoint import load_checkpoint, write_checkpoint_files
 from core.inference.marian_weights import convert_state_dict, read_marian_weights
 from core.inference.spm_tokenizer import SentencePieceTokenizer
+from core.textio import read_json
 from core.transformer.config import ACTIVATIONS, ModelConfig
 from core.transformer.layers import sinusoid_table
 from core.transformer.model import Transformer
@@ -72,9 +73,9 @@ def _read_json(file: Path) -> dict:
     if not file.is_file():
         raise MarianImportError(f"{file}: missing")
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MarianImportError(f"{file}: not valid JSON ({exc})") from None
+        data = read_json(file)  # bounded: size cap, "nested too deeply" instead of RecursionError
+    except ValueError as exc:
+        raise MarianImportError(str(exc)) from None
     if not isinstance(data, dict):
         raise MarianImportError(f"{file}: expected a JSON object")
     return data
@@ -141,7 +142,8 @@ def _tokenizers(src: Path, config: ModelConfig) -> tuple[SentencePieceTokenizer,
                 for k, d in (("pad_token", "<pad>"), ("eos_token", "</s>"), ("unk_token", "<unk>"))}
     try:
         src_tok = SentencePieceTokenizer(src / "source.spm", vocab, **specials)
-        tgt_tok = SentencePieceTokenizer(src / "target.spm", vocab, **specials)
+        # output text as transformers >= 5 makes it for a joint vocabulary: pieces joined by source.spm
+        tgt_tok = SentencePieceTokenizer(src / "target.spm", vocab, **specials, decode_model_file=src / "source.spm")
     except ValueError as exc:
         raise MarianImportError(f"{src / 'vocab.json'}: {exc}") from None
     if src_tok.pad_id != config.pad_id or src_tok.eos_id != config.eos_id:

@@ -11,8 +11,11 @@ On disk a checkpoint holds a small descriptor (``tokenizer_src.json``)::
     {"type": "sentencepiece", "model": "source.spm", "vocab": "vocab.json",
      "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}
 
-with file names relative to the descriptor's folder. Needs the ``sentencepiece`` package
-(``pip install -e ".[import]"``), imported only when such a tokenizer is loaded.
+with file names relative to the descriptor's folder. The target side's descriptor may add
+``"decode_model": "source.spm"``: the SentencePiece model that joins output pieces into text
+(see :meth:`SentencePieceTokenizer.decode`); without it the side's own model does. Needs the
+``sentencepiece`` package (``pip install -e ".[import]"``), imported only when such a tokenizer
+is loaded.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from core.inference.tokenizer import EOS, PAD, UNK, Encoding, _no_surrogates
+from core.inference.tokenizer import EOS, PAD, UNK, Encoding
+from core.textio import clean_text
 
 WORD = "▁"  # SentencePiece's word-start mark, the same as in our BPE labels
 
@@ -41,6 +45,12 @@ def _load_spm(path: Path):
     return sp
 
 
+def _copy_into(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` unless they are already the same file."""
+    if src.resolve() != dst.resolve():
+        shutil.copyfile(src, dst)
+
+
 class SentencePieceTokenizer:
     """One side (source or target) of a Marian tokenizer, behind :class:`TextTokenizer`'s interface.
 
@@ -49,14 +59,22 @@ class SentencePieceTokenizer:
         vocab: piece → id for the model's whole (joint) vocabulary; ids must be 0..V-1.
         pad_token, eos_token, unk_token: the vocabulary's special pieces (Marian: ``<pad>``,
             ``</s>``, ``<unk>``). There is no BOS: ``bos_id`` is None.
+        decode_model_file: the ``.spm`` model whose decoder joins pieces into text in
+            :meth:`decode` (default: ``model_file``). transformers' ``MarianTokenizer`` decodes
+            a joint-vocabulary model's output with the *source* model, so the Marian import
+            passes ``source.spm`` here for the target side.
     Raises:
         ValueError: ids not 0..V-1 without gaps, a special piece missing, unreadable model.
     """
 
     def __init__(self, model_file: str | Path, vocab: dict[str, int], pad_token: str = "<pad>",
-                 eos_token: str = "</s>", unk_token: str = "<unk>") -> None:
+                 eos_token: str = "</s>", unk_token: str = "<unk>",
+                 decode_model_file: str | Path | None = None) -> None:
         self.model_file = Path(model_file)
         self.sp = _load_spm(self.model_file)
+        self.decode_model_file = self.model_file if decode_model_file is None else Path(decode_model_file)
+        same = self.decode_model_file.resolve() == self.model_file.resolve()
+        self.decode_sp = self.sp if same else _load_spm(self.decode_model_file)
         if sorted(vocab.values()) != list(range(len(vocab))):
             raise ValueError("vocabulary ids must be 0..V-1, each used once")
         for name, tok in (("pad", pad_token), ("eos", eos_token), ("unk", unk_token)):
@@ -86,17 +104,26 @@ class SentencePieceTokenizer:
             raise ValueError(f"{vocab_file}: not a readable vocabulary ({exc})") from None
         if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
             raise ValueError(f"{vocab_file}: must map pieces to integer ids")
+        decode_model = desc.get("decode_model")
+        if decode_model is not None and not isinstance(decode_model, str):
+            raise ValueError(f"{path}: 'decode_model' must be a file name")
         specials = {k: desc[k] for k in ("pad_token", "eos_token", "unk_token") if k in desc}
-        return cls(path.parent / desc["model"], vocab, **specials)
+        return cls(path.parent / desc["model"], vocab, **specials,
+                   decode_model_file=None if decode_model is None else path.parent / decode_model)
 
     def save(self, path: str | Path) -> None:
-        """Write the descriptor to ``path`` and copy the ``.spm`` model and ``vocab.json`` next to it."""
+        """Write the descriptor to ``path`` and copy the ``.spm`` model(s) and ``vocab.json`` next to it."""
         path = Path(path)
         model_name = self.model_file.name
-        if self.model_file.resolve() != (path.parent / model_name).resolve():
-            shutil.copyfile(self.model_file, path.parent / model_name)
+        _copy_into(self.model_file, path.parent / model_name)
         (path.parent / "vocab.json").write_text(json.dumps(self.vocab, ensure_ascii=False) + "\n", encoding="utf-8")
         desc = {"type": "sentencepiece", "model": model_name, "vocab": "vocab.json", **self.special_tokens}
+        if self.decode_sp is not self.sp:
+            decode_name = self.decode_model_file.name
+            if decode_name == model_name:  # two different files of one name: keep both
+                decode_name = f"decode-{decode_name}"
+            _copy_into(self.decode_model_file, path.parent / decode_name)
+            desc["decode_model"] = decode_name
         path.write_text(json.dumps(desc, indent=2) + "\n", encoding="utf-8")
 
     @property
@@ -105,14 +132,14 @@ class SentencePieceTokenizer:
 
     def normalize(self, text: str) -> str:
         """The text after SentencePiece's own normalization (e.g. NFKC, collapsed spaces)."""
-        return self.sp.normalize(_no_surrogates(text))
+        return self.sp.normalize(clean_text(text))
 
     def encode(self, text: str) -> Encoding:
         """Cut ``text`` into pieces with the SentencePiece model and map them through the joint
         vocabulary (a piece it lacks becomes ``[UNK]``), exactly as ``MarianTokenizer``. Offsets
         are character spans in :meth:`normalize`'s output (a word-start ``▁`` covers no
         character). Adds no special tokens."""
-        text = _no_surrogates(text)
+        text = clean_text(text)
         norm = self.sp.normalize(text)
         ids, tokens, offsets, pos = [], [], [], 0
         for piece in self.sp.encode(text, out_type=str):
@@ -129,21 +156,30 @@ class SentencePieceTokenizer:
         return Encoding(ids, tokens, offsets)
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Join ids into text with this side's SentencePiece model, skipping pad and EOS;
-        unknown ids and ``unk`` read ``[UNK]``."""
+        """The display text of ``ids``. Like :meth:`~core.inference.tokenizer.TextTokenizer.decode`
+        for our own models, this is the one place output ids become text: the translation,
+        hypotheses, beam rows and the app's line after each step are all made by it.
+
+        Exactly transformers' ``MarianTokenizer.decode`` (``convert_tokens_to_string``), with
+        pad and EOS left out and ``unk`` (or an id outside the vocabulary) shown as ``[UNK]``:
+        each run of pieces between unks is joined by the decode model's SentencePiece decoder,
+        each ``[UNK]`` is followed by one space, then every ``▁`` still left becomes a space and
+        the ends are stripped. The last step matters for a joint vocabulary: a piece that the
+        decode model does not know (e.g. a Korean piece in English output, when it is not in
+        that ``.spm``) passes SentencePiece's decoder unchanged, word mark included.
+        """
         out, run = [], []
         for i in ids:
             i = int(i)
             if i in (self.pad_id, self.eos_id):
                 continue
             if i == self.unk_id or not 0 <= i < len(self.pieces):
-                out.append(self.sp.decode_pieces(run))
-                out.append(UNK)
+                out.append(self.decode_sp.decode_pieces(run) + UNK + " ")
                 run = []
             else:
                 run.append(self.pieces[i])
-        out.append(self.sp.decode_pieces(run))
-        return " ".join(part for part in out if part).strip()
+        out.append(self.decode_sp.decode_pieces(run))
+        return "".join(out).replace(WORD, " ").strip()
 
     def id_to_token(self, i: int) -> str:
         """The piece of id ``i`` (``▁`` marks a word start); specials read ``[PAD]``/``[EOS]``/``[UNK]``."""

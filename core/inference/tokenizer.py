@@ -142,5 +142,3 @@ def load_tokenizer(path: str | Path):
 
         return SentencePieceTokenizer.from_file(path)
     return TextTokenizer.from_file(path)
-
-_no_surrogates = clean_text  # the name the SentencePiece tokenizer and translate() import

@@ -13,7 +13,8 @@ from core.inference.checkpoint import Checkpoint
 from core.inference.decoding import DecodeSession, Source, prepare_source
 from core.inference.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
 from core.inference.maps import AttentionMaps
-from core.inference.tokenizer import BOS, EOS, _no_surrogates
+from core.inference.tokenizer import BOS, EOS
+from core.textio import clean_text
 
 
 @dataclass
@@ -23,6 +24,8 @@ class StepInfo:
     logprob: log p(token) in nats; forced: imposed by the user (a forked prefix), not chosen.
     Teacher forcing only: ref_logprob = log p(reference token) (equal to logprob), argmax = the
     model's own most likely token, running_loss = mean NLL (nats/token) of steps 1..this one.
+    text: the output so far as the app shows it after this step (the target tokenizer's
+    ``decode`` of the ids of steps 1..this one, see :func:`with_texts`).
     """
 
     token: str
@@ -33,18 +36,21 @@ class StepInfo:
     argmax: str | None = None
     running_loss: float | None = None
     top_ids: list[int] = field(default_factory=list)  # the ids of ``top_k``, same order
+    text: str = ""
 
 
 @dataclass
 class BeamRow:
     """One hypothesis in the beam view: output ids/tokens (EOS excluded), log P in nats, the
-    length-normalised GNMT score log P / lp(|Y|), and whether it finished (ended with EOS)."""
+    length-normalised GNMT score log P / lp(|Y|), whether it finished (ended with EOS), and its
+    text (the target tokenizer's ``decode`` of ``ids``)."""
 
     ids: list[int]
     tokens: list[str]
     logprob: float
     score: float
     finished: bool
+    text: str = ""
 
 
 @dataclass
@@ -82,7 +88,7 @@ class Translation:
         """A JSON-ready dict (see ``python -m core translate --json``); masks True = masked."""
         m = self.maps
         out = {
-            "source": _no_surrogates(self.source.text),  # undecodable bytes as U+FFFD, valid UTF-8 out
+            "source": clean_text(self.source.text),  # undecodable bytes as U+FFFD, valid UTF-8 out
             "translation": self.translation,
             "mode": self.mode,
             "beam": self.beam,
@@ -116,10 +122,22 @@ def _step_json(s: StepInfo, teacher_forced: bool) -> dict:
     return d
 
 
+def with_texts(steps: list[StepInfo], tgt_tok) -> list[StepInfo]:
+    """Fill each step's ``text``: ``tgt_tok.decode`` of the ids of the steps up to and including
+    it. The whole prefix is decoded each time (text is not a sum of per-token pieces: a
+    SentencePiece word mark, an unk's spacing and the stripped ends depend on the neighbours), so
+    the line after the last step is exactly the translation. Returns ``steps``."""
+    ids = [s.token_id for s in steps]
+    for k, s in enumerate(steps):
+        s.text = tgt_tok.decode(ids[: k + 1])
+    return steps
+
+
 def session_steps(session: DecodeSession) -> list[StepInfo]:
     """The session's steps as :class:`StepInfo` (with each chosen token's log-probability)."""
-    return [StepInfo(s.token, s.token_id, [(t, p) for t, _, p in s.top_k], step_logprob(s.logits, s.token_id),
-                     s.forced, top_ids=[i for _, i, _ in s.top_k]) for s in session.steps]
+    return with_texts([StepInfo(s.token, s.token_id, [(t, p) for t, _, p in s.top_k],
+                                step_logprob(s.logits, s.token_id), s.forced, top_ids=[i for _, i, _ in s.top_k])
+                       for s in session.steps], session.tgt_tok)
 
 
 def session_result(session: DecodeSession, beam: int = 1, hyps: list[Hypothesis] | None = None,
@@ -142,14 +160,16 @@ def session_result(session: DecodeSession, beam: int = 1, hyps: list[Hypothesis]
         result.notice = _join(result.notice,
                               f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added")
     if session.truncated:
-        result.notice = _join(result.notice, f"output stopped at the length limit ({session.max_steps} tokens) "
-                                             "without [EOS]")
+        n_prefix = session.prefix_len
+        limit = (f"{session.max_steps - n_prefix} tokens after the {n_prefix}-token prefix" if n_prefix
+                 else f"{session.max_steps} tokens")
+        result.notice = _join(result.notice, f"output stopped at the length limit ({limit}) without [EOS]")
     return result
 
 
 def beam_table(trace: list[BeamStep], tgt_tok) -> list[list[BeamRow]]:
     """The search trace as rows per step (live first, then those finished at that step)."""
-    return [[BeamRow(h.ids, tgt_tok.ids_to_tokens(h.ids), h.logprob, h.score, done)
+    return [[BeamRow(h.ids, tgt_tok.ids_to_tokens(h.ids), h.logprob, h.score, done, tgt_tok.decode(h.ids))
              for done, hs in ((False, bs.live), (True, bs.finished)) for h in hs] for bs in trace]
 
 
@@ -159,10 +179,8 @@ def replay(session: DecodeSession, hyp: Hypothesis, n_forced: int = 0) -> None:
     forced."""
     ids = hyp.ids + ([] if hyp.truncated else [session.model.config.eos_id])
     for i, tid in enumerate(ids[len(session.steps):], start=len(session.steps)):
-        st = session.step(force=tid)
-        if st is None:
+        if session.step(force=tid, forced=i < n_forced) is None:
             break
-        st.forced = i < n_forced
 
 
 def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
@@ -187,8 +205,8 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
       reference log-probability, argmax, running loss; ``causal=False`` drops the causal mask).
 
     ``prefix``: English text whose tokens are forced as the first outputs ("what if the model had
-    said …?"); decoding then continues greedily or with the beam. ``should_stop()`` is polled
-    between steps (cancellation).
+    said …?"); decoding then continues greedily or with the beam, with the whole output budget
+    counted after the prefix. ``should_stop()`` is polled between steps (cancellation).
 
     Every shortening is reported in ``notice`` (and so on the CLI's stderr, in its JSON and in the
     app's status bar): a source cut to the model's ``max_len``, an output stopped by the length
@@ -226,9 +244,10 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
                                session=session, prefix=forced, trace=trace)
             replay(session, hyps[0], len(forced))
         result = session_result(session, beam, hyps, trace, pad_to)
-        if len(forced) > sum(s.forced for s in session.steps):
-            result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only "
-                                                 f"{sum(s.forced for s in session.steps)} fit the output budget")
+        n_fit = sum(s.forced for s in session.steps)
+        if len(forced) > n_fit:  # the budget counts after the prefix: only max_len can cut it
+            result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only {n_fit} fit the "
+                                                 f"model's {model.config.max_len - 1} output positions")
     check_finite(result)
     return result
 
@@ -258,6 +277,7 @@ def reference_result(session: DecodeSession, reference: str, causal: bool = True
                       stats.ref_logprob[k], False, name(stats.argmax[k]), stats.running_loss[k],
                       [int(i) for i in top_i[k]])
              for k, t in enumerate(targets)]
+    with_texts(steps, tgt_tok)
     argmax_ids = []
     for t in stats.argmax:
         if t == c.eos_id:
@@ -303,4 +323,4 @@ def check_finite(result: Translation) -> None:
 
 
 __all__ = ["translate", "Translation", "StepInfo", "prepare_source", "reference_view", "session_result",
-           "reference_result", "replay", "prefix_ids"]
+           "reference_result", "replay", "prefix_ids", "with_texts"]
