@@ -224,3 +224,35 @@ def test_a_killed_rank_stops_the_other_with_an_error(tmp_path):
     assert procs[0].returncode == 2
     last = [line for line in err.splitlines() if line.startswith("error:")]
     assert last and "rank 0 of 2" in last[-1] and "another process died" in last[-1], err[-2000:]
+
+
+def test_torchrun_killed_at_random_times_resumes_to_the_uninterrupted_weights(ddp_runs, tmp_path):
+    """kill -9 of the whole torchrun group (both ranks and the launcher) at a random moment, then
+    the same command with --resume: the weights equal the uninterrupted 2-process run's."""
+    import random
+
+    root, _ = ddp_runs
+    args = ["--train", f"{FIXTURES / 'tiny'}*2", "--valid", str(FIXTURES / "tiny"), "--src-vocab", "120",
+            "--tgt-vocab", "100", "--d-model", "32", "--n-heads", "4", "--layers", "2", "--d-ff", "64", "--max-len", "48",
+            "--max-tokens", "120", "--max-steps", str(STEPS), "--warmup", "4", "--threads", "1", "--valid-every", "1",
+            "--save-every", "3", "--seed", "7", "--dist-timeout", "300", "--dropout", "0.1"]
+    rng = random.Random(2026)
+    for trial in range(2):
+        run = tmp_path / f"killed{trial}"
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+               "--master_port", str(free_port()), "-m", "core", "train", *args, "--out", str(run)]
+        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 300
+        while not (run / "options.json").exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 2.0))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+        res = torchrun(*args, "--out", str(run), "--resume")  # the original command, plus --resume
+        assert res.returncode == 0, res.stderr[-2000:]
+        a = load_file(str(newest_complete_save(root / "ddp_drop")[0] / "model.safetensors"))
+        b = load_file(str(newest_complete_save(run)[0] / "model.safetensors"))
+        for k in a:
+            assert torch.equal(a[k], b[k]), (trial, k)
+        assert [s for s, _, _ in curve(run)] == list(range(1, STEPS + 1))  # no duplicated or missing step
