@@ -67,3 +67,21 @@ def test_pruning_keeps_the_last_step_folders_and_ignores_other_files(tmp_path):
     (out / "step_3-check.json").write_text("{}")
     train(TrainOptions(train=[], valid=[], out=str(out)), resume=True, overrides={"max_steps": 9})
     assert sorted(p.name for p in out.glob("step_*")) == ["step_3-check.json", "step_6", "step_9"]
+
+
+def test_reverse_trains_english_to_korean_on_the_same_files(tmp_path):
+    """--reverse reads PREFIX.en as the source and PREFIX.ko as the target."""
+    import dataclasses
+
+    out = tmp_path / "rev"
+    last = train(dataclasses.replace(options(out, 2), reverse=True))
+    ck = load_checkpoint(last, device="cpu")
+    src_vocab = set(ck.src_tokenizer.tokenizer.get_vocab())
+    tgt_vocab = set(ck.tgt_tokenizer.tokenizer.get_vocab())
+    assert any(ch in src_vocab for ch in "abcdefghijklmnopqrstuvwxyz")
+    def hangul(piece):
+        return any("\uac00" <= c <= "\ud7a3" for c in piece)
+
+    assert not any(hangul(p) for p in src_vocab)  # the source side is English
+    assert sum(hangul(p) for p in tgt_vocab) > 20
+    assert "English→Korean" in (last / "README.md").read_text(encoding="utf-8")

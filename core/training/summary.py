@@ -16,7 +16,8 @@ def model_card(opts, counts: dict, valid_counts: dict, meta: dict, model: Transf
     lines = [
         f"# {Path(opts.out).name}",
         "",
-        "Korean→English Transformer written from \"Attention Is All You Need\" ("
+        ("English→Korean" if getattr(opts, "reverse", False) else "Korean→English")
+        + " Transformer written from \"Attention Is All You Need\" ("
         + ("pre-LN, a deviation from the paper's post-LN" if c.norm_first else "post-LN")
         + f", {c.positional} positions, "
         + ("one joint Korean+English vocabulary with source embedding, target embedding and output projection tied)."

@@ -46,6 +46,8 @@ class TrainOptions:
     ``precision``: "fp32", or "bf16" = autocast to bfloat16 for the forward pass with fp32
     master weights, optimizer state and loss (CPU with AVX512-BF16, or CUDA).
     ``encoder_layers``/``decoder_layers``: depths of the two stacks when they differ (0 = ``layers``).
+    ``reverse``: train English→Korean from the same ``PREFIX.ko``/``PREFIX.en`` files (the model
+    that back-translates English text into synthetic Korean sources).
     ``init_from``: warm-start from a checkpoint directory (weights and tokenizers; fresh
     optimizer and warm-up). ``chrf_lines``: greedy-translate the first N validation pairs
     at every validation and keep the best-chrF checkpoint in ``OUT/best``.
@@ -84,6 +86,7 @@ class TrainOptions:
     activation_dropout: float | None = None
     precision: str = "fp32"
     init_from: str = ""
+    reverse: bool = False
     chrf_lines: int = 0
     dist_timeout: float = 1800.0
     extra: dict = field(default_factory=dict)
@@ -140,11 +143,13 @@ def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: 
     return ((1.0 - smoothing) * nll + smoothing * uniform).mean()
 
 
-def _load_sets(specs: list[str]) -> tuple[list[tuple[str, str]], dict[str, int]]:
+def _load_sets(specs: list[str], reverse: bool = False) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """(source, target) pairs of every ``PREFIX[*W]`` (Korean→English; English→Korean when
+    ``reverse``), each set repeated W times, and the pair count per set."""
     pairs, counts = [], {}
     for raw in specs:
         spec = DataSpec.parse(raw)
-        p = read_parallel(spec.prefix)
+        p = read_parallel(spec.prefix, *(("en", "ko") if reverse else ("ko", "en")))
         counts[f"{spec.name}*{spec.weight}"] = len(p)
         pairs.extend(p * spec.weight)
     return pairs, counts
@@ -216,8 +221,8 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
         write_text_atomic(out / "options.json", json.dumps(asdict(opts), indent=1))
     device = ctx.device
     torch.manual_seed(opts.seed)
-    train_pairs, counts = _load_sets(opts.train)
-    valid_pairs, valid_counts = _load_sets(opts.valid)
+    train_pairs, counts = _load_sets(opts.train, opts.reverse)
+    valid_pairs, valid_counts = _load_sets(opts.valid, opts.reverse)
     if opts.precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {opts.precision!r}")
     init = load_checkpoint(opts.init_from, device="cpu") if opts.init_from else None
@@ -420,4 +425,6 @@ def add_arguments(p) -> None:
                    help="bf16: autocast forward pass, fp32 master weights and loss (default fp32)")
     p.add_argument("--norm-first", action="store_const", const=True, default=None,
                    help="pre-LN layers (Nguyen & Salazar 2019) instead of the paper's post-LN")
+    p.add_argument("--reverse", action="store_const", const=True, default=None,
+                   help="train English→Korean on the same files (for back-translation)")
     p.add_argument("--init-from", default=None, help="warm-start from this checkpoint (fresh optimizer and warm-up)")
