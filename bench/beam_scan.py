@@ -26,8 +26,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def greedy_ids(ckpt, text: str) -> tuple[list[int], bool]:
     """The app's greedy output for ``text``: ids without EOS, and whether it ended with EOS."""
@@ -122,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     texts = [t for t in lines if t.strip()][: args.n]
     ckpt = load_checkpoint(args.checkpoint or DEFAULT_CHECKPOINT, device="cpu")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "core/inference/beam.py"], cwd=ROOT, capture_output=True,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "core/inference/beam.py"], capture_output=True,
                            text=True).stdout.strip()
     commit = (commit or "?") + (" + uncommitted beam.py" if dirty else "")
     t0 = time.perf_counter()

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import torch
 
-from bench.run import median_time
+from bench import checkout
+from bench.timing import median_time
 
-ROOT = Path(__file__).resolve().parent.parent
 VOCAB = 65001
 TEXT = "그는 매일 아침 공원에서 달린다."
 
@@ -42,7 +42,7 @@ def build_hf(folder: Path) -> None:
     """Random OPUS-MT-sized Marian model + tokenizer files in ``folder`` (save_pretrained layout)."""
     from transformers import MarianConfig, MarianMTModel
 
-    fx = ROOT / "tests" / "fixtures"
+    fx = checkout() / "tests" / "fixtures"
     ko = (fx / "tiny.ko").read_text(encoding="utf-8").splitlines()
     en = (fx / "tiny.en").read_text(encoding="utf-8").splitlines()
     for line in (fx / "lecture_sentences.tsv").read_text(encoding="utf-8").splitlines():

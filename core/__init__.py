@@ -5,7 +5,9 @@ Nothing in this package imports Qt. Masks everywhere are boolean with True = mas
 (the position may not be attended to), as in ``torch.nn.Transformer``.
 """
 
+__version__ = "0.1.0"  # the one place: pyproject.toml reads it, --version prints it
+
 from core.errors import CheckpointError, InputError
 from core.transformer.config import ModelConfig
 
-__all__ = ["ModelConfig", "CheckpointError", "InputError"]
+__all__ = ["__version__", "ModelConfig", "CheckpointError", "InputError"]

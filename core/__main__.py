@@ -12,8 +12,10 @@ import logging
 import sys
 from pathlib import Path
 
-from core.defaults import DEFAULT_CHECKPOINT, MAX_BEAM, check_beam
-from core.errors import StudioError
+from core import __version__
+from core.defaults import DEFAULT_MODEL, MAX_BEAM, check_beam
+from core.errors import InputError, StudioError
+from core.locations import resolve_checkpoint, user_models_dir
 from core.textio import split_lines
 
 
@@ -119,6 +121,10 @@ def _check(args) -> int:
     from core.inference.checkpoint import load_checkpoint
     from core.training.lecture_check import COPY_FIXTURE, LECTURE_FIXTURE, run_checks
 
+    for given, default in ((args.lecture, LECTURE_FIXTURE), (args.copy, COPY_FIXTURE)):
+        if given is None and not default.is_file():  # an installed wheel carries no test fixtures
+            raise InputError(f"{default.name}: the default fixtures are in the source repository (tests/fixtures); "
+                             "give --lecture and --copy")
     r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=args.beam,
                    lecture=args.lecture or LECTURE_FIXTURE, copy=args.copy or COPY_FIXTURE)
     lec, cp = r["lecture"], r["copy"]
@@ -153,19 +159,27 @@ def _average(args) -> int:
 def _import_marian(args) -> int:
     from core.inference.marian import import_marian
 
-    import_marian(args.source, args.out)
+    src = Path(args.source)  # a folder ("." included) or a hub id "owner/name": the model is named after its last part
+    out = Path(args.out) if args.out else user_models_dir() / (src.resolve().name if src.exists() else src.name)
+    path = import_marian(args.source, out)
+    if not args.out:
+        print(f"imported as your model {path.name!r} ({path}): open it with --checkpoint {path.name}")
     return 0
+
+
+CHECKPOINT_HELP = f"checkpoint folder, or the name of a shipped or your own model (default {DEFAULT_MODEL})"
 
 
 def build_parser() -> argparse.ArgumentParser:
     from core.training import train as train_mod
 
     parser = argparse.ArgumentParser(prog="python -m core", description="Attention Studio command line")
+    parser.add_argument("--version", action="version", version=f"attention-studio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("translate", help="translate Korean text (or '-' for one sentence per stdin line)")
     t.add_argument("text")
-    t.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    t.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
@@ -183,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")
-    e.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    e.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
     e.add_argument("--src", required=True)
     e.add_argument("--ref", required=True)
     e.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
@@ -192,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", default=None, help="also write the scores to this JSON file")
 
     c = sub.add_parser("check", help="lecture sentences (acceptable %%) and copy check (numbers, names, URLs)")
-    c.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    c.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
     c.add_argument("--beam", type=int, default=1)
     c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     c.add_argument("--json", default=None, help="write every row and score to this JSON file")
@@ -209,7 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("import-marian", help="convert a Hugging Face Marian (OPUS-MT) model into a checkpoint")
     m.add_argument("source", help="a save_pretrained folder, or a hub id such as Helsinki-NLP/opus-mt-ko-en")
-    m.add_argument("--out", required=True, help="new checkpoint folder (must not exist)")
+    m.add_argument("--out", default=None,
+                   help="new checkpoint folder (must not exist); default: your model folder, named after SOURCE "
+                        f"({user_models_dir()})")
 
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
     return parser
@@ -217,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for name in ("checkpoint", "init_from"):  # a shipped or user model's name stands for its folder
+        if getattr(args, name, None) is not None:
+            setattr(args, name, resolve_checkpoint(getattr(args, name)))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
         if args.command == "translate":

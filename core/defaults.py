@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core.errors import InputError
+from core.locations import DEFAULT_MODEL, default_checkpoint
 
-#: The shipped default model, used when no ``--checkpoint`` is given (non-commercial weights; the
-#: permissive ``ko-en-base`` ships beside it).
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "ko-en-nc"
+#: The shipped default model's folder, used when no ``--checkpoint`` is given (non-commercial weights;
+#: the permissive ``ko-en-base`` is in the source repository, not in the wheel). Found through the
+#: installed ``checkpoints`` package (core/locations.py), never relative to the source tree.
+DEFAULT_CHECKPOINT = default_checkpoint()
+__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_MODEL", "MIN_BEAM", "MAX_BEAM", "check_beam"]
 
 #: Beam sizes accepted everywhere (1 = greedy). Above 16 the search costs more than it finds on
 #: this model and a long request would keep the app busy for seconds.

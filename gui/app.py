@@ -9,26 +9,39 @@ import sys
 import time
 from pathlib import Path
 
-from core.defaults import DEFAULT_CHECKPOINT
+from core import __version__
+from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
 from gui.headless_panels import PANELS
 from gui.headless_panels import add_arguments as add_panel_arguments
 from gui.system_deps import missing_message
 
-ROOT = Path(__file__).resolve().parent.parent
-FONT_DIR = ROOT / "assets" / "fonts"
 T0 = time.perf_counter()
 
 
 def register_fonts() -> str:
-    """Register NanumGothic (OFL) so Hangul renders on machines without CJK fonts; returns the family."""
+    """Register NanumGothic (OFL), shipped in the ``assets`` package, so Hangul renders on machines
+    without CJK fonts; returns the family."""
     from PySide6 import QtGui
 
     family = ""
-    for ttf in sorted(FONT_DIR.glob("*.ttf")):
+    for ttf in font_files():
         fid = QtGui.QFontDatabase.addApplicationFont(str(ttf))
         if fid >= 0 and not family:
             family = QtGui.QFontDatabase.applicationFontFamilies(fid)[0]
     return family
+
+
+def set_app_icon(app):
+    """Give every window the shipped icon and name the desktop entry it belongs to (Wayland
+    compositors match windows to ``attention-studio.desktop`` by that name); returns the QIcon."""
+    from PySide6 import QtGui
+
+    from gui.desktop_entry import APP_NAME, icon_file
+
+    icon = QtGui.QIcon(str(icon_file()))
+    app.setWindowIcon(icon)
+    QtGui.QGuiApplication.setDesktopFileName(APP_NAME)
+    return icon
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -75,8 +88,12 @@ def _config_of(path: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="main.py", description="Attention Studio: see every attention head.")
-    p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint directory")
+    p = argparse.ArgumentParser(description="Attention Studio: see every attention head.")
+    p.add_argument("--version", action="version", version=f"attention-studio {__version__}")
+    p.add_argument("--checkpoint", default=DEFAULT_MODEL,
+                   help=f"checkpoint folder, or the name of a shipped or your own model (default {DEFAULT_MODEL})")
+    p.add_argument("--install-desktop", action="store_true",
+                   help="add Attention Studio to the Linux application menu (launcher and icon in ~/.local/share)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
     p.add_argument("--text", help="Korean sentence to translate at start")
     p.add_argument("--reference", help="English reference (teacher-forced view)")
@@ -111,6 +128,15 @@ def headless_platform(screenshot: str | None, env=os.environ, platform: str = sy
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.install_desktop:
+        from gui import desktop_entry
+
+        for path in desktop_entry.install():
+            print(f"wrote {path}")
+        return 0
+    args.checkpoint = resolve_checkpoint(args.checkpoint)
+    if args.compare_checkpoint is not None:
+        args.compare_checkpoint = resolve_checkpoint(args.compare_checkpoint)
     headless_platform(args.screenshot)
     missing = missing_message()  # before Qt: its xcb plugin aborts the process when a library is missing
     if missing:
@@ -131,11 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     configure()  # MainWindow and Heatmap do it too (for scripts and tests that skip main)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
+    icon = set_app_icon(app)
     from core.inference.checkpoint import load_checkpoint
     from gui.live_commands import start
     from gui.main_window import MainWindow
 
     win = MainWindow(font_family=family, font_size=args.font_size)
+    win.setWindowIcon(icon)
     win.resize(*args.size)
     win.set_colormap(args.colormap)
     if args.text:  # one place fills the inputs; both paths below translate what they show

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui import display
+from gui import display, models_menu
 from gui.controls import InputPanel, StepControls
 from gui.fonts import scrolling
 from gui.head_grid import HeadGrid
@@ -87,9 +87,10 @@ def build_widgets(win) -> None:
 
 
 def build_menus(win) -> None:
-    """File (open checkpoint, exports, quit) and View (font size, colour map, display options)."""
+    """File (open a model by name or a checkpoint folder, exports, quit) and View (font size, colour map, display options)."""
     file_menu = win.menuBar().addMenu("&File")
-    file_menu.addAction("&Open checkpoint…", QtGui.QKeySequence.StandardKey.Open, win.open_checkpoint_dialog)
+    models_menu.install(win, file_menu)  # the shipped and the user's models by name
+    file_menu.addAction("&Open checkpoint folder…", QtGui.QKeySequence.StandardKey.Open, win.open_checkpoint_dialog)
     file_menu.addAction("Export enlarged &map as PNG…", lambda: display.export_dialog(win, "map"))
     file_menu.addAction("Export enlarged map as &SVG…", lambda: display.export_dialog(win, "map", "svg"))
     file_menu.addAction("Export head &grid as PNG…", lambda: display.export_dialog(win, "grid"))
