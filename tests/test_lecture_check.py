@@ -7,6 +7,7 @@ import json
 import re
 
 from core.__main__ import main
+from core.training.evaluate import register_counts
 from core.training.lecture_check import (
     COPY_FIXTURE,
     LECTURE_FIXTURE,
@@ -14,7 +15,6 @@ from core.training.lecture_check import (
     copied,
     load_fixture,
     normalize,
-    register_counts,
 )
 
 

@@ -24,7 +24,8 @@ from safetensors.torch import save_file
 from core.device import resolve_device
 from core.errors import CheckpointError
 from core.inference.atomic_io import atomic_dir
-from core.inference.tokenizer import TextTokenizer, load_tokenizer
+from core.inference.tokenizer import TextTokenizer
+from core.inference.tokenizer_files import load_tokenizer
 from core.textio import read_json
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer

@@ -16,7 +16,7 @@ from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
 from tokenizers.models import BPE
 from tokenizers.trainers import BpeTrainer
 
-from core.textio import MAX_JSON_BYTES, clean_text, read_json
+from core.textio import clean_text
 
 SPECIAL_TOKENS = ["[PAD]", "[BOS]", "[EOS]", "[UNK]"]  # ids 0, 1, 2, 3
 PAD, BOS, EOS, UNK = SPECIAL_TOKENS
@@ -119,26 +119,3 @@ class TextTokenizer:
 
     def ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
         return [self.id_to_token(int(i)) for i in ids]
-
-
-def load_tokenizer(path: str | Path):
-    """Load either kind of tokenizer file: a ``tokenizers`` JSON (:class:`TextTokenizer`) or a
-    SentencePiece descriptor ``{"type": "sentencepiece", ...}`` written by the OPUS-MT import
-    (:class:`core.inference.spm_tokenizer.SentencePieceTokenizer`).
-
-    Raises:
-        ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.
-        Exception: anything ``tokenizers`` raises for a bad JSON.
-    """
-    path = Path(path)
-    try:
-        head = read_json(path)
-    except ValueError:
-        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
-            raise
-        head = None  # let ``tokenizers`` report what is wrong with it
-    if isinstance(head, dict) and head.get("type") == "sentencepiece":
-        from core.inference.spm_tokenizer import SentencePieceTokenizer
-
-        return SentencePieceTokenizer.from_file(path)
-    return TextTokenizer.from_file(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -46,6 +47,18 @@ def score(hypotheses: list[str], references: list[str]) -> dict:
             "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature())}
 
 
+FINANCE_WORDS = ("shares", "stocks", "nasdaq", "percent", "index", "dow", "investors", "earnings")
+
+
+def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_WORDS) -> dict[str, list[int]]:
+    """``{word: [count in hypotheses, count in references]}`` (whole words, case-insensitive)."""
+    out = {}
+    for w in words:
+        pat = re.compile(rf"\b{w}\b", re.IGNORECASE)
+        out[w] = [sum(len(pat.findall(h)) for h in hypotheses), sum(len(pat.findall(r)) for r in references)]
+    return out
+
+
 def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: int | None = None) -> dict:
     """Translate ``src`` (one sentence per line) and score against ``ref``.
 
@@ -60,8 +73,6 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: i
     t0 = time.time()
     hyps = translate_corpus(ckpt, sources, beam=beam)
     result = score(hyps, refs)
-    from core.training.lecture_check import register_counts
-
     result["finance_words_hyp_ref"] = register_counts(hyps, refs)
     result.update(src=str(src), ref=str(ref), lines=len(sources), beam=beam, seconds=round(time.time() - t0, 1),
                   checkpoint=str(ckpt.path))

@@ -1,11 +1,10 @@
-"""The checks that decide whether a model can be shown in a lecture (issue: a model that gets a
+"""The checks that decide whether a model can be shown in a lecture (a model that gets a
 lecturer's sentences right), beside corpus BLEU/chrF:
 
 - **lecture sentences**: everyday Korean sentences with one or more accepted English
   translations; an output is *acceptable* when it equals one of them after :func:`normalize`.
 - **copy check**: sentences with numbers, Latin-script names, prices, times, file names and
   URLs; each listed string must appear verbatim in the output (case-sensitive).
-- **register**: how often finance-headline words appear in outputs vs. references.
 
 Fixtures are tab-separated: ``Korean<TAB>a | b | c``; lines starting with ``#`` are comments.
 """
@@ -23,7 +22,6 @@ from core.training.evaluate import translate_corpus
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 LECTURE_FIXTURE = FIXTURES / "lecture_sentences.tsv"
 COPY_FIXTURE = FIXTURES / "copy_check.tsv"
-FINANCE_WORDS = ("shares", "stocks", "nasdaq", "percent", "index", "dow", "investors", "earnings")
 
 _CONTRACTIONS = [
     (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"n't\b", " not"),
@@ -99,15 +97,6 @@ def copied(hypothesis: str, strings: list[str]) -> list[bool]:
 
 def _load_all(paths: str | Path | list) -> list[FixtureItem]:
     return [i for p in (paths if isinstance(paths, list) else [paths]) for i in load_fixture(p)]
-
-
-def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_WORDS) -> dict[str, list[int]]:
-    """``{word: [count in hypotheses, count in references]}`` (whole words, case-insensitive)."""
-    out = {}
-    for w in words:
-        pat = re.compile(rf"\b{w}\b", re.IGNORECASE)
-        out[w] = [sum(len(pat.findall(h)) for h in hypotheses), sum(len(pat.findall(r)) for r in references)]
-    return out
 
 
 def run_checks(ckpt: Checkpoint, beam: int = 1, lecture: str | Path | list = LECTURE_FIXTURE,

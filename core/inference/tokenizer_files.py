@@ -1,0 +1,31 @@
+"""Open a tokenizer file of either kind: our BPE JSON or the SentencePiece descriptor an OPUS-MT
+import writes (kept apart from both tokenizer classes, which it chooses between)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.inference.spm_tokenizer import SentencePieceTokenizer
+from core.inference.tokenizer import TextTokenizer
+from core.textio import MAX_JSON_BYTES, read_json
+
+
+def load_tokenizer(path: str | Path):
+    """Load either kind of tokenizer file: a ``tokenizers`` JSON (:class:`TextTokenizer`) or a
+    SentencePiece descriptor ``{"type": "sentencepiece", ...}`` written by the OPUS-MT import
+    (:class:`core.inference.spm_tokenizer.SentencePieceTokenizer`).
+
+    Raises:
+        ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.
+        Exception: anything ``tokenizers`` raises for a bad JSON.
+    """
+    path = Path(path)
+    try:
+        head = read_json(path)
+    except ValueError:
+        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
+            raise
+        head = None  # let ``tokenizers`` report what is wrong with it
+    if isinstance(head, dict) and head.get("type") == "sentencepiece":
+        return SentencePieceTokenizer.from_file(path)
+    return TextTokenizer.from_file(path)
