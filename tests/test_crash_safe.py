@@ -203,3 +203,24 @@ def test_resume_options_names_saved_and_given_values():
     assert resume_options(saved, {"d_model": 256, "max_steps": 20})["max_steps"] == 20
     with pytest.raises(ValueError, match=r"layers \(saved 4, given 6\)"):
         resume_options(saved, {"layers": 6})
+
+
+def test_a_run_saved_in_the_earlier_layout_still_resumes(reference, tmp_path):
+    """Runs started before step folders held the resume state (OUT/last/ + OUT/train_state.*)
+    continue with --resume."""
+    import shutil
+
+    out = tmp_path / "run"
+    train(options(str(out), 4))
+    newest = step_dirs(out)[-1]
+    (out / "last").mkdir()
+    for f in newest.iterdir():
+        if f.name.startswith("train_state."):
+            shutil.move(str(f), out / f.name)
+        elif f.name != "manifest.json":
+            shutil.move(str(f), out / "last" / f.name)
+    for d in step_dirs(out):
+        shutil.rmtree(d)
+    assert newest_complete_save(out) == (out / "last", out)
+    train(TrainOptions(train=[], valid=[], out=str(out)), resume=True, overrides={"max_steps": STEPS})
+    assert_same(weights(out), weights(reference))

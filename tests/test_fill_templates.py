@@ -42,3 +42,16 @@ def test_a_template_whose_sides_hold_different_slots_is_refused():
         fill_all([("{N}명", "{D} people")], 1, 0)
     with pytest.raises(ValueError, match="slots differ or are missing"):
         fill_all([("안녕", "hello")], 1, 0)
+
+
+def test_templates_near_a_fixture_line_are_dropped_whole(tmp_path):
+    from core.training.fill_templates import drop_near
+
+    fixture = tmp_path / "f.tsv"
+    fixture.write_text("# held out\n이 회사는 1976년에 설립되었습니다.\t1976\n", encoding="utf-8")
+    templates = [("이 회사는 {YEAR}년에 설립되었습니다.", "This company was founded in {YEAR}."),
+                 ("{PERSON} 씨는 고양이를 {N}마리 키워요.", "{PERSON} has {N} cats.")]
+    pairs = fill_all(templates, 4, seed=0)
+    kept, dropped = drop_near(templates, pairs, 4, [str(fixture)])
+    assert dropped == [templates[0][0]]
+    assert kept == pairs[4:]

@@ -8,7 +8,10 @@ made from random syllables and words, never taken from a list of real products, 
 string can be memorised from here.
 
     python -m core.training.fill_templates docs/training/data/templates.tsv --variants 20 --seed 5 \\
-        --out runs/data/templates-filled      # writes .ko and .en
+        --exclude tests/fixtures/*.tsv --out runs/data/templates-filled      # writes .ko and .en
+
+``--exclude`` drops every template one of whose filled sentences is a near duplicate of a fixture
+line (3-gram Jaccard >= 0.5, :mod:`core.training.overlap`), so no evaluation frame is trained on.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import re
 from pathlib import Path
 
 from core.textio import read_lines
+from core.training.overlap import closest, read_eval
 
 SLOT = re.compile(r"\{(TIME_KO|TIME_EN|N|D|SIZE|PRICE|YEAR|NAME|TITLE|PERSON)\}")
 PERIODS = [("오전", "a.m."), ("오후", "p.m."), ("저녁", "p.m."), ("밤", "p.m."), ("새벽", "a.m.")]
@@ -93,15 +97,30 @@ def fill_all(templates: list[tuple[str, str]], variants: int, seed: int) -> list
     return out
 
 
+def drop_near(templates: list[tuple[str, str]], pairs: list[tuple[str, str]], variants: int,
+              fixtures: list[str], threshold: float = 0.5) -> tuple[list[tuple[str, str]], list[str]]:
+    """``pairs`` without the variants of any template that produced a sentence within
+    ``threshold`` (3-gram Jaccard) of a fixture line; returns (kept pairs, dropped templates)."""
+    held = [(line, Path(f).name) for f in fixtures for line in read_eval(f)]
+    near = {i // variants for i, m in enumerate(closest([k for k, _ in pairs], held)) if m and m.similarity >= threshold}
+    kept = [p for i, p in enumerate(pairs) if i // variants not in near]
+    return kept, [templates[t][0] for t in sorted(near)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("templates", help="Korean<TAB>English template file")
     ap.add_argument("--variants", type=int, default=20, help="filled pairs per template (default 20)")
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--out", required=True, help="output PREFIX (writes PREFIX.ko and PREFIX.en)")
+    ap.add_argument("--exclude", nargs="*", default=[], help="fixture files whose near duplicates are dropped")
     args = ap.parse_args(argv)
     templates = [tuple(x.split("\t")) for x in read_lines(args.templates) if x.strip()]
     pairs = fill_all(templates, args.variants, args.seed)
+    if args.exclude:
+        pairs, dropped = drop_near(templates, pairs, args.variants, args.exclude)
+        for t in dropped:
+            print(f"dropped (near a fixture line): {t}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(f"{args.out}.ko").write_text("".join(k + "\n" for k, _ in pairs), encoding="utf-8")
     Path(f"{args.out}.en").write_text("".join(e + "\n" for _, e in pairs), encoding="utf-8")
