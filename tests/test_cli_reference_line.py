@@ -27,5 +27,5 @@ def test_reference_line_is_the_argmax_per_reference_position(tiny_checkpoint, ca
         argmax = ck.model(src, tgt_in)[0].argmax(-1).tolist()  # [T]: one per reference position
     ids = argmax[:argmax.index(c.eos_id)] if c.eos_id in argmax else argmax
     assert printed == tgt_tok.decode(ids) + "\n"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "model's argmax at each reference position" in readme.replace("\n", " ")
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "model's argmax at each reference position" in doc.replace("\n", " ")

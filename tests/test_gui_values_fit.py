@@ -35,6 +35,6 @@ def test_values_need_room(qtbot, tiny_checkpoint):
     pw.showNormal()
     pw.resize(1600, 950)
     qtbot.waitUntil(lambda: len(visible_values(pw.heatmap)) == rows * cols, timeout=5000)
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert "Maps up to 16 × 16 print each cell's value where it fits in its cell" in readme
+    manual = " ".join((ROOT / "docs" / "manual.md").read_text(encoding="utf-8").split())
+    assert "Maps up to 16 × 16 print each cell's value where it fits in its cell" in manual
     pw.close()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lever ablations of the model-quality issue at small scale, equal steps, one thread each, one after another.
-# Run from the repository root after building runs/data as in the README ("The next model").
+# Run from the repository root after building runs/data as in docs/training.md ("Data").
 # Each run writes runs/abl-NAME/ (log.jsonl has valid NLL and held-out chrF every 200 steps).
 set -u
 PY=${PY:-python}; C=${C:-../shared/corpus}; T=$C/train; D=runs/data

@@ -1,4 +1,4 @@
-"""The README's causal-mask-off figure: teacher-forced loss with and without the causal mask.
+"""The causal-mask-off figure of docs/manual.md (Teacher forcing): teacher-forced loss with and without the causal mask.
 
 Usage (from the repository root): ``python docs/experiments/causal_off.py [CHECKPOINT]``
 (default ``checkpoints/ko-en-nc``). For each of the 30 pairs of ``tests/fixtures/tiny.ko`` /

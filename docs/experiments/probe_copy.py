@@ -1,4 +1,4 @@
-"""Copy probe: exact-copy rate of 240 random strings in Korean frames, by shape (issue 10).
+"""Copy probe: exact-copy rate of 240 random strings in Korean frames, by shape.
 
 A less noisy companion of the 42-string copy check (`python -m core check`). Strings come from
 the copy augmentation's own generators with a fixed seed (12345, not a training seed), so they
