@@ -13,11 +13,11 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.labels import token_axes, wrap_title
+from gui.map_style import HATCH, LEGEND, hatch_size
 from gui.pg_config import configure
 from gui.view_data import quote
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
-HATCH = 4  # overlay pixels per cell side
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 
@@ -46,11 +46,6 @@ def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple
         return (0.0, 1.0)
     lo, hi = float(values.min()), float(values.max())
     return (lo, hi) if hi > lo else (lo, lo + 1e-6)
-
-
-def hatch_size(rows: int, cols: int) -> int:
-    """Overlay pixels per cell side: more for small maps, so the hatch stays fine-grained."""
-    return int(max(HATCH, min(24, 192 // max(rows, cols, 1))))
 
 
 def mask_overlay(mask: np.ndarray) -> np.ndarray:
@@ -228,7 +223,6 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def set_mask_matrix(self, image: np.ndarray, row_tokens: list[str], col_tokens: list[str], title: str) -> None:
         """A mask the model was given (1 = masked, 0 = may attend, NaN = key not computed yet,
         hatched) with the two-colour legend in place of a colour bar (use the mask colour map)."""
-        from gui.mask_panel import LEGEND
 
         image = np.asarray(image, dtype=np.float32)
         remask = (image, row_tokens, col_tokens, title)

@@ -16,7 +16,7 @@ from gui.fonts import apply_minimums, clamp_point
 from gui.head_grid import Cell
 from gui.head_tools import HeadTools
 from gui.live_controller import LiveController
-from gui.mask_panel import MASKED_RGB, OPEN_RGB
+from gui.map_style import MASK_CMAP
 from gui.pg_config import configure
 from gui.positional_panel import install as install_inside_tabs
 from gui.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at, view_title
@@ -24,8 +24,7 @@ from gui.view_model import ViewModel
 from gui.window_layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.worker import ModelWorker, TranslateRequest
 
-MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[OPEN_RGB, MASKED_RGB])  # the mask panel's two colours
-__all__ = ["MainWindow", "MASK_CMAP", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window_layout.py
+__all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window_layout.py
 
 
 class MainWindow(QtWidgets.QMainWindow):

@@ -9,17 +9,12 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.labels import token_axes, wrap_title
-
-MASKED_RGB, OPEN_RGB = (70, 70, 70), (150, 205, 150)  # the legend's two colours
-LEGEND = ("<span style='color:#464646'>■</span> masked (True) &nbsp; "
-          "<span style='color:#96cd96'>■</span> may attend (False) &nbsp; "
-          "▨ key not computed yet")
+from gui.map_style import HATCH, LEGEND, MASKED_RGB, OPEN_RGB, hatch_size
 
 
 def mask_rgba(image: np.ndarray) -> np.ndarray:
     """RGBA ``[rows·4, cols·4, 4]`` for a mask image (1 = masked, 0 = may attend, NaN = key not
     computed yet: white with a grey hatch)."""
-    from gui.heatmap import HATCH, hatch_size
 
     img = np.asarray(image, dtype=np.float32)
     h = hatch_size(*img.shape)

@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui import derived as dv
 from gui.heatmap import Heatmap
+from gui.map_style import MASK_CMAP
 from gui.view_data import KINDS, mask_cells, view_at, view_title
 
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
@@ -62,7 +63,6 @@ class PresentWindow(QtWidgets.QWidget):
             self.heatmap.set_empty()
             self.caption.setText("No translation yet")
             return
-        from gui.main_window import MASK_CMAP
 
         if kind == "masks":
             cells = mask_cells(r, k)

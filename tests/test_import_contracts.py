@@ -2,7 +2,8 @@
 those inside functions, since an import hidden in a function is still a dependency):
 
 - ``core`` never imports ``gui``, ``bench``, Qt or pyqtgraph;
-- no package takes part in an import cycle between modules of ``core`` or ``bench``.
+- the GUI's Qt-free state modules (``QT_FREE``) import no Qt, directly or through other modules;
+- no import cycle between any modules of ``core``, ``gui`` and ``bench``.
 
 ``import_graph`` and ``cycles`` are plain functions so a planted violation can be shown to fail.
 """
@@ -15,6 +16,9 @@ from pathlib import Path
 from .conftest import ROOT
 
 QT = ("PySide6", "pyqtgraph", "PyQt5", "PyQt6", "shiboken6")
+# the GUI modules that hold state and data only (testable without a display)
+QT_FREE = ("gui.view_model", "gui.view_data", "gui.derived", "gui.compare_data", "gui.live_commands",
+           "gui.system_deps")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -93,13 +97,32 @@ def forbidden(graph: dict[str, set[str]], layer: str, banned: tuple[str, ...]) -
                   for d in deps if any(d == b or d.startswith(b + ".") for b in banned))
 
 
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every name imported by ``start``, directly or through the modules of ``graph`` it imports."""
+    seen, todo = set(), [start]
+    while todo:
+        for dep in graph.get(todo.pop(), ()):
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
 def test_core_imports_no_gui_bench_or_qt():
     graph = import_graph(ROOT, ("core",))
     assert forbidden(graph, "core", ("gui", "bench", *QT)) == []
 
 
-def test_no_import_cycles_in_core_and_bench():
-    assert cycles(import_graph(ROOT, ("core", "bench"))) == []
+def test_no_import_cycles():
+    assert cycles(import_graph(ROOT, ("core", "gui", "bench"))) == []
+
+
+def test_qt_free_gui_modules_reach_no_qt():
+    graph = import_graph(ROOT, ("core", "gui"))
+    for name in QT_FREE:
+        assert name in graph, name
+        qt = sorted(d for d in reachable(graph, name) if d.split(".")[0] in QT)
+        assert qt == [], f"{name} reaches {qt}"
 
 
 def test_a_planted_violation_is_caught(tmp_path):
@@ -112,3 +135,4 @@ def test_a_planted_violation_is_caught(tmp_path):
     graph = import_graph(tmp_path, ("core",))
     assert cycles(graph) == [["core.a", "core.sub.b"]]
     assert forbidden(graph, "core", QT) == ["core.sub.b -> PySide6"]
+    assert "PySide6" in reachable(graph, "core.a")  # through core.sub.b
