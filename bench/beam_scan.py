@@ -11,7 +11,7 @@ Reported per beam size k > 1:
   size > 1 in the scan, i.e. the search got worse as the beam grew;
 - ``below_any_narrower``: the same with greedy counted as the narrowest beam.
 Totals: (sentence, beam) cases below greedy, and sentences that get worse as the beam grows
-(any wider beam below a narrower one, beam sizes > 1; the issue's definition).
+(any wider beam below a narrower one, beam sizes > 1).
 Scores are compared with a tolerance of ``--tol`` (default 1e-4) to ignore float noise between the
 cached search and the one-pass rescoring. Prints a markdown table and, last, one JSON line.
 The corpus is read only here, from the path given; the app never reads it.

@@ -1,4 +1,4 @@
-"""``python -m core translate`` options of issue 13: --ablate, --inside and --heads (the derived
+"""``python -m core translate``'s head-analysis options: --ablate, --inside and --heads (the derived
 views: head table, mean over heads, encoder rollout). Errors are ValueError/StudioError, which
 :func:`core.__main__.main` prints as one ``error:`` line with exit status 2."""
 
@@ -103,7 +103,7 @@ def add_heads(r, args, out):
 
 
 def add_arguments(t) -> None:
-    """The translate sub-command's options of issue 13."""
+    """The translate sub-command's head-analysis options (--ablate, --inside, --heads)."""
     t.add_argument("--ablate", default=None, metavar="L:H,...",
                    help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare "
                         "with the unablated run")

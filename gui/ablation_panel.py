@@ -1,4 +1,4 @@
-"""The "Ablate heads" tab (issue 13, Interventions): tick heads (layer:head, 1-based) of one
+"""The "Ablate heads" tab (Interventions): tick heads (layer:head, 1-based) of one
 attention kind, press Ablate; the sentence is decoded again with those heads' outputs zeroed
 before W^O, and the panel shows the unablated and ablated runs side by side: translations and
 log P, the top-k at the current step, the selected head's map in both, and the change in log P

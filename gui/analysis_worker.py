@@ -1,4 +1,4 @@
-"""Ablation and comparison runs off the GUI thread (issue 13, "Interventions" and "Side by side").
+"""Ablation and comparison runs off the GUI thread ("Interventions" and "Side by side").
 
 :class:`AnalysisWorker` lives on its **own** QThread (:mod:`gui.analysis_tabs` starts it), not on
 the thread of the window's :class:`gui.worker.ModelWorker`, so a translation or a live step runs

@@ -1,4 +1,4 @@
-"""The "Compare" tab (issue 13, Side by side): two runs with the same head selected, either two
+"""The "Compare" tab (Side by side): two runs with the same head selected, either two
 inputs on the app's model (나는 … vs 너는 …) or one input on two checkpoints (B chosen with a
 file dialog or typed; loaded in the worker thread). Both maps are drawn on one grid; where the
 shapes and tokens match, a difference map B − A (diverging colours, 0 = white, hover values);

@@ -1,4 +1,4 @@
-"""Derived views of the attention on screen (issue 13), without Qt: the mean over heads per layer,
+"""Derived views of the attention on screen, without Qt: the mean over heads per layer,
 the encoder attention rollout, the head table and the arrays the .npz export adds.
 
 Every number comes from :mod:`core.inference.head_stats` applied to the model's own tensors (the

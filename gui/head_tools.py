@@ -1,4 +1,4 @@
-"""Finding the interesting heads (issue 13, summaries): derived cells in the grid (mean over heads
+"""Finding the interesting heads (summaries): derived cells in the grid (mean over heads
 per layer, encoder rollout), a sortable head table (a tab beside the experiment panels) and the
 alignment lines (a tab beside the enlarged heatmap). Numbers: gui/derived.py, which calls
 core.inference.head_stats on the model's tensors.

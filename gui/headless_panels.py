@@ -1,5 +1,6 @@
-"""``main.py --panel ablate|compare|inside|positional``: open one of the issue-13 tabs at start,
-and with ``--screenshot`` fill it and wait for its answer before the PNG is written (slides).
+"""``main.py --panel ablate|compare|inside|positional``: open one of the analysis tabs (Ablate
+heads, Compare, Inside one step, Positional encoding) at start, and with ``--screenshot`` fill it
+and wait for its answer before the PNG is written (slides).
 
 Options: ``--ablate L:H,... [--ablate-kind enc|dec|cross]`` (1-based, parsed and range-checked
 with :func:`core.inference.ablation.parse_heads` / ``ablation_spec``, as ``translate --ablate``),
@@ -17,7 +18,7 @@ WAIT_S = 120.0
 
 
 def add_arguments(p) -> None:
-    """The options of the issue-13 tabs (``--panel`` itself is in :func:`gui.app.build_parser`)."""
+    """The options of the analysis tabs (``--panel`` itself is in :func:`gui.app.build_parser`)."""
     p.add_argument("--ablate", default=None, metavar="L:H,...",
                    help="with --panel ablate: heads to ablate (1-based layer:head, e.g. 2:3,3:1)")
     p.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default="enc",

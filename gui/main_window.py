@@ -52,10 +52,10 @@ class MainWindow(QtWidgets.QMainWindow):
         window_layout.build_menus(self)
         self._start_worker()
         self.live = LiveController(self)
-        self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs (issue 13)
+        self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs
         self._left.addWidget(self.live.tabs, 2)
         self._outer.insertWidget(1, self.live.bar)
-        install_inside_tabs(self)  # issue 13: inside one attention step, positional encodings
+        install_inside_tabs(self)  # inside one attention step, positional encodings
         self.heads = HeadTools(self)  # derived grid cells, "Heads" table tab, alignment lines tab
         self.apply_font()
 

@@ -1,5 +1,5 @@
 """A tab that follows the main window while it is shown and asks the model's worker thread for
-work (the "Inside one step" and "Positional encoding" tabs, issue 13)."""
+work (the "Inside one step" and "Positional encoding" tabs)."""
 
 from __future__ import annotations
 

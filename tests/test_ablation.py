@@ -1,4 +1,4 @@
-"""Head ablation (issue 13): an ablated run equals a model whose W^O rows for that head (the
+"""Head ablation: an ablated run equals a model whose W^O rows for that head (the
 columns of ``w_o.weight``) are zeroed, built independently; the ablation is removed afterwards."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``python -m core translate --ablate`` (issue 13): the ablated run equals a checkpoint whose W^O
+"""``python -m core translate --ablate``: the ablated run equals a checkpoint whose W^O
 head blocks are zeroed, the unablated run is reported beside it, and bad heads exit 2."""
 
 from __future__ import annotations

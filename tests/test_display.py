@@ -1,4 +1,4 @@
-"""Presenter-grade display (issue 14): what each drawn pixel means, and that labels stay legible.
+"""Presenter-grade display: what each drawn pixel means, and that labels stay legible.
 
 Thumbnails max-pool; the enlarged map's title matches the head it shows; labels never overlap."""
 

@@ -1,4 +1,4 @@
-"""The Ablate heads and Compare tabs (issue 13), offscreen, driven like a user: the panels show
+"""The Ablate heads and Compare tabs, offscreen, driven like a user: the panels show
 what core computes (checked against core's own functions and against independent runs of models
 whose W^O block for a head is zeroed), and bad input leaves the last result on screen."""
 

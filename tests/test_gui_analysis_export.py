@@ -1,5 +1,5 @@
 """File → Export (.npz) holds the Ablate heads and Compare tabs' views when they show a result
-(issue 13: "Export (.npz) includes every derived view that is on screen"), checked against
+("Export (.npz) includes every derived view that is on screen"), checked against
 independent core runs and numpy, and holds nothing of them once a tab is cleared or the main
 sentence changed."""
 

@@ -1,4 +1,4 @@
-"""The window as a presenter uses it (issue 14): fonts scale every text, sizes hold at laptop and
+"""The window as a presenter uses it: fonts scale every text, sizes hold at laptop and
 projector resolutions, presentation mode, contrast, hover read-out, re-translation, --layer/--head."""
 
 from __future__ import annotations

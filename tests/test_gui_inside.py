@@ -1,4 +1,4 @@
-"""The "Inside one step" and "Positional encoding" tabs (issue 13), offscreen on a tiny model.
+"""The "Inside one step" and "Positional encoding" tabs, offscreen on a tiny model.
 
 Every check compares the arrays the widgets display: the softmax row with the enlarged heatmap's
 row (exactly), the scores with q·k/√d_k and the output with weights @ V computed here in numpy

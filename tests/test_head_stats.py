@@ -1,4 +1,4 @@
-"""Head summaries (issue 13) against independent numpy computations: hand-built one-hot heads
+"""Head summaries against independent numpy computations: hand-built one-hot heads
 whose pattern is known, and a tiny model's real maps."""
 
 from __future__ import annotations

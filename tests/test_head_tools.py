@@ -1,4 +1,4 @@
-"""Head tools in the app (issue 13, summaries): derived grid cells (mean over heads, rollout),
+"""Head tools in the app (summaries): derived grid cells (mean over heads, rollout),
 the sortable head table, the alignment lines and the derived views in the .npz export, each
 checked against an independent numpy computation from the exported tensors."""
 

@@ -1,4 +1,4 @@
-"""``main.py --panel ablate|compare|inside|positional --screenshot`` (issue 13, slides): each run
+"""``main.py --panel ablate|compare|inside|positional --screenshot`` (slides): each run
 fills its tab through the app's own worker, prints one line saying what the tab shows (checked
 against core's own functions here) and writes the PNG; bad options give one ``error:`` line, exit 2."""
 

@@ -1,4 +1,4 @@
-"""The inside of one attention step (issue 13): the weights row equals the map's row exactly, the
+"""The inside of one attention step: the weights row equals the map's row exactly, the
 scores equal q·k/√d_k from the returned q and k (numpy), softmax of the masked scores gives the
 weights, the output is Σ weights·v; the positional-encoding matrix is the one the model adds."""
 

@@ -1,4 +1,4 @@
-"""Translate with chosen heads ablated, side by side with the unablated run (issue 13).
+"""Translate with chosen heads ablated, side by side with the unablated run.
 
 Heads are given as ``"2:3,3:1"``: **1-based** ``layer:head`` pairs of one attention kind
 (``enc`` encoder self-attention, ``dec`` decoder masked self-attention, ``cross``

@@ -100,7 +100,7 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
     so the returned hypotheses are exactly the best finished ones the beam can reach.
 
     Beam search prunes: the greedy path can fall out of the top k (on the shipped model it does
-    for the issue's example at beam 2). With ``keep_greedy`` (default) the greedy hypothesis (one
+    for some sentences at beam 2). With ``keep_greedy`` (default) the greedy hypothesis (one
     extra single-row search, about 1/k of the cost) competes with the beam's, so the result never
     scores below greedy under the search's own objective; ``keep_greedy=False`` is the plain search.
 

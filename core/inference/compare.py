@@ -1,4 +1,4 @@
-"""Per-token log-probabilities for the app's ablation panel (issue 13, "Interventions").
+"""Per-token log-probabilities for the app's ablation panel ("Interventions").
 
 :func:`core.inference.ablation.translate_ablated` gives the two translations and the total
 log P of the unablated output under the ablated model. The panel also lists that change **per

@@ -1,5 +1,5 @@
 """Summaries of the attention a model computed: mean over heads, attention rollout, per-head
-entropy and a "where does this head look" label, as a sortable table of heads (issue 13).
+entropy and a "where does this head look" label, as a sortable table of heads.
 
 Everything works on the tensors of :class:`~core.inference.maps.AttentionMaps` (``[L, H, T_q, T_k]``)
 and the masks the model was given (bool, **True = masked**, as in ``torch.nn.Transformer``).

@@ -1,4 +1,4 @@
-"""Copy augmentation: teach the model to copy numbers, Latin-script names and strings (issue 10).
+"""Copy augmentation: teach the model to copy numbers, Latin-script names and strings.
 
 A small model trained on ~100k pairs rarely sees the same string on both sides, so it learns to
 *translate* "2024" or "Python" into whatever number or word is frequent ("I was 200 years old").

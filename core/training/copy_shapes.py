@@ -1,4 +1,4 @@
-"""Richer random copyable strings for copy augmentation (``--rich``, issue 10).
+"""Richer random copyable strings for copy augmentation (``--rich``).
 
 The first copy-augmented stages taught the model to copy names and short numbers, but it still
 garbled strings with *repeated* pieces and long piece sequences: ``15,000`` → ``150,0000``,

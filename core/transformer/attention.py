@@ -58,7 +58,7 @@ class MultiHeadAttention(nn.Module):
     with ``need_weights=True`` it computes the weights explicitly and returns them.
     Both paths give the same output (tested within 1e-5).
 
-    Head ablation (issue 13): :attr:`ablated_heads` (0-based head indices, default empty) zeroes
+    Head ablation: :attr:`ablated_heads` (0-based head indices, default empty) zeroes
     those heads' outputs ``head_i`` before the concatenation meets W^O, exactly as if W^O's rows
     for head i were 0 (the bias stays). Their attention weights are still computed and returned.
     Set it with :func:`core.transformer.ablation.ablated`; when empty it costs nothing.
