@@ -1,0 +1,90 @@
+"""GUI-thread work per translation result, as a lecturer pressing Translate sees it.
+
+Opens the main window offscreen at 1600×950 on a checkpoint, translates sentences one after the other
+in each attention view, and times on the GUI thread everything one result costs: the result slot
+(``MainWindow._on_translated``: view model, grid, enlarged map, mask panel, derived cells) plus the
+paint events it queues. Prints the median and maximum in milliseconds (goal: under 100 ms each).
+
+    python -m bench.gui_result [--checkpoint DIR] [--rounds 2] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+SENTENCES = ["나는 학생입니다.", "비가 와서 오늘은 집에서 영화를 봤어요.", "고양이가 의자 위에서 자고 있어요.", "감사합니다."]
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtCore, QtWidgets
+
+    from core.defaults import DEFAULT_CHECKPOINT
+    from gui import pg_config
+    from gui.main_window import MainWindow
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    ap.add_argument("--rounds", type=int, default=2, help="times each sentence is translated per view")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile summary of the timed work")
+    args = ap.parse_args(argv)
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    pg_config.configure()
+    win = MainWindow()
+    win.resize(1600, 950)
+    win.show()
+    win.load_checkpoint(args.checkpoint, "cpu")
+    t0 = time.time()
+    while win.model_info == "no model" and time.time() - t0 < 120:
+        app.processEvents()
+        time.sleep(0.01)
+    app.processEvents()
+
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile() if args.profile else None
+    times: list[float] = []
+    slot = win._on_translated  # the window's own result slot, timed from a probe on the GUI thread
+
+    class Probe(QtCore.QObject):
+        @QtCore.Slot(int, object, float)
+        def result(self, *a):
+            t = time.perf_counter()
+            if prof:
+                prof.enable()
+            slot(*a)
+            app.processEvents()  # the paints the result queued
+            if prof:
+                prof.disable()
+            times.append((time.perf_counter() - t) * 1000)
+
+    probe = Probe()
+    win.worker.translated.disconnect(win._on_translated)
+    win.worker.translated.connect(probe.result)
+    for view in ("encoder", "decoder", "cross"):
+        win.set_view(view)
+        for text in SENTENCES * args.rounds:
+            win.inputs.text.setText(text)
+            n = len(times)
+            win.translate()
+            t0 = time.time()
+            while len(times) == n and time.time() - t0 < 120:
+                app.processEvents()
+                time.sleep(0.002)
+    first, rest = times[0], times[1:]
+    print(f"GUI-thread work per result, {os.path.basename(args.checkpoint.rstrip('/'))}, 1600x950 offscreen: "
+          f"median {statistics.median(rest):.1f} ms, max {max(rest):.1f} ms over {len(rest)} results "
+          f"(first result, which builds the grid: {first:.1f} ms)")
+    if prof:
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
