@@ -2,7 +2,7 @@
 
 For each of the first N lines of ``--src`` (one Korean sentence a line, e.g.
 ``../shared/corpus/test/tatoeba-test.ko``) it decodes greedily and with each beam size, and scores
-every output with :func:`core.inference.beam.sequence_score` (log P(Y | X) / lp(Y), the GNMT length
+every output with :func:`core.decoding.beam.sequence_score` (log P(Y | X) / lp(Y), the GNMT length
 penalty, one teacher-forced pass), so all outputs are compared under the search's own objective.
 
 Reported per beam size k > 1:
@@ -29,7 +29,7 @@ from pathlib import Path
 
 def greedy_ids(ckpt, text: str) -> tuple[list[int], bool]:
     """The app's greedy output for ``text``: ids without EOS, and whether it ended with EOS."""
-    from core.inference.decoding import DecodeSession
+    from core.decoding.session import DecodeSession
 
     session = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text)
     session.run()
@@ -42,8 +42,8 @@ def scan(ckpt, texts: list[str], beams: list[int], alpha: float = 0.6, tol: floa
     """Decode ``texts`` with every size in ``beams`` (1 = greedy); return per-sentence scores and
     per-beam counts (see module docstring). ``plain``: beam search without the greedy hypothesis
     competing (``keep_greedy=False``), to measure the search alone."""
-    from core.inference.beam import beam_search, sequence_score
-    from core.inference.decoding import prepare_source
+    from core.decoding.beam import beam_search, sequence_score
+    from core.decoding.session import prepare_source
 
     c = ckpt.config
     rows = []
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plain", action="store_true", help="beam search alone: keep_greedy=False")
     p.add_argument("--json", default=None, help="also write the full per-sentence results here")
     args = p.parse_args(argv)
+    from core.checkpoints.checkpoint import load_checkpoint
     from core.defaults import DEFAULT_CHECKPOINT
-    from core.inference.checkpoint import load_checkpoint
 
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = [t for t in lines if t.strip()][: args.n]
     ckpt = load_checkpoint(args.checkpoint or DEFAULT_CHECKPOINT, device="cpu")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "core/inference/beam.py"], capture_output=True,
+    dirty = subprocess.run(["git", "status", "--porcelain", "core/decoding/beam.py"], capture_output=True,
                            text=True).stdout.strip()
     commit = (commit or "?") + (" + uncommitted beam.py" if dirty else "")
     t0 = time.perf_counter()

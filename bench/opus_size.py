@@ -80,9 +80,9 @@ def bench_opus_size(repeats: int = 3) -> dict:
     except ImportError as exc:
         print(f"opus-size benchmark skipped: needs the import extra (pip install -e \".[import]\"): {exc}")
         return {}
-    from core.inference.checkpoint import load_checkpoint
-    from core.inference.decoding import DecodeSession, greedy_batch
-    from core.inference.marian import import_marian
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.checkpoints.marian import import_marian
+    from core.decoding.session import DecodeSession, greedy_batch
 
     out: dict = {}
     threads = torch.get_num_threads()

@@ -114,9 +114,9 @@ def bench_train(config, repeats: int) -> dict:
 def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
     """A Translation with random row-stochastic maps ``[L, H, n, n]`` and n steps, for redraw
     measurements and GUI stress tests (no model needed)."""
-    from core.inference.decoding import Source
-    from core.inference.maps import AttentionMaps
-    from core.inference.translate import StepInfo, Translation
+    from core.analysis.maps import AttentionMaps
+    from core.decoding.session import Source
+    from core.decoding.translate import StepInfo, Translation
     from core.transformer.masks import causal_mask
 
     g = torch.Generator().manual_seed(0)
@@ -171,8 +171,8 @@ def bench_first_translation(repeats: int, checkpoint: str) -> dict:
 
 
 def bench_decode(ckpt, repeats: int) -> dict:
-    from core.inference.beam import beam_search
-    from core.inference.decoding import DecodeSession
+    from core.decoding.beam import beam_search
+    from core.decoding.session import DecodeSession
 
     c = ckpt.config
     out = {}
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
     p.add_argument("--no-opus", action="store_true", help="skip the OPUS-MT-size import/CTranslate2 benchmark")
     args = p.parse_args(argv)
-    from core.inference.checkpoint import load_checkpoint
+    from core.checkpoints.checkpoint import load_checkpoint
 
     reps = 3 if args.quick else 9
     ckpt = load_checkpoint(args.checkpoint, device="cpu")

@@ -20,8 +20,8 @@ from core.textio import split_lines
 
 
 def _translate(args) -> int:
-    from core.inference.checkpoint import load_checkpoint
-    from core.inference.translate import translate
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.translate import translate
 
     check_beam(args.beam)  # before the model loads: a bad option fails at once
     _check_experiment_options(args)
@@ -82,7 +82,7 @@ def _check_experiment_options(args) -> None:
 
 
 def _translate_batch(ckpt, args) -> int:
-    from core.inference.batch import translate_batch
+    from core.decoding.batch import translate_batch
 
     results = translate_batch(ckpt, [args.text, args.batch_with], top_k=args.top_k)
     for r in results:
@@ -99,8 +99,8 @@ def _translate_batch(ckpt, args) -> int:
 def _evaluate(args) -> int:
     import importlib.util
 
-    from core.inference.checkpoint import load_checkpoint
-    from core.training.evaluate import evaluate_files, write_json
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.evaluation.evaluate import evaluate_files, write_json
 
     if importlib.util.find_spec("sacrebleu") is None:  # checked before any work, not after translating
         print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)",
@@ -118,8 +118,8 @@ def _evaluate(args) -> int:
 
 
 def _check(args) -> int:
-    from core.inference.checkpoint import load_checkpoint
-    from core.training.lecture_check import COPY_FIXTURE, LECTURE_FIXTURE, run_checks
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.evaluation.lecture_check import COPY_FIXTURE, LECTURE_FIXTURE, run_checks
 
     for given, default in ((args.lecture, LECTURE_FIXTURE), (args.copy, COPY_FIXTURE)):
         if given is None and not default.is_file():  # an installed wheel carries no test fixtures
@@ -157,7 +157,7 @@ def _average(args) -> int:
 
 
 def _import_marian(args) -> int:
-    from core.inference.marian import import_marian
+    from core.checkpoints.marian import import_marian
 
     src = Path(args.source)  # a folder ("." included) or a hub id "owner/name": the model is named after its last part
     out = Path(args.out) if args.out else user_models_dir() / (src.resolve().name if src.exists() else src.name)

@@ -10,7 +10,7 @@ import sys
 
 def check_heads_options(args) -> None:
     """Before the model loads: --heads options that cannot work."""
-    from core.inference.head_stats import sort_column
+    from core.analysis.head_stats import sort_column
 
     if not args.heads:
         if args.heads_kind is not None or args.heads_sort != "entropy" or args.heads_desc:
@@ -32,7 +32,7 @@ def ablate_heads(args) -> list[tuple[int, int]] | None:
         return None
     if args.batch_with is not None or args.text == "-":
         raise ValueError("--ablate translates one sentence given as an argument (not '-', not with --batch-with)")
-    from core.inference.ablation import parse_heads
+    from core.analysis.ablation import parse_heads
 
     return parse_heads(args.ablate)
 
@@ -56,7 +56,7 @@ def inside_spec(args) -> tuple[int, int, int] | None:
 
 def translate_inside_cli(ckpt, args, spec) -> int:
     """One sentence's JSON plus ``inside``: q, k, scores, mask, weights and output of one head/query."""
-    from core.inference.inside import inside_step
+    from core.analysis.inside import inside_step
 
     step, r = inside_step(ckpt, args.text, args.inside_kind or "enc", *spec, beam=args.beam, pad_to=args.pad_to,
                           top_k=args.top_k, prefix=args.prefix)
@@ -68,7 +68,7 @@ def translate_inside_cli(ckpt, args, spec) -> int:
 
 def translate_ablated_cli(ckpt, args, heads) -> int:
     """One sentence, unablated and ablated: stdout the ablated translation (or JSON with both)."""
-    from core.inference.ablation import translate_ablated
+    from core.analysis.ablation import translate_ablated
 
     r = translate_ablated(ckpt, args.text, heads, args.ablate_kind or "enc", beam=args.beam, pad_to=args.pad_to,
                           reference=args.reference, top_k=args.top_k, prefix=args.prefix,
@@ -93,7 +93,7 @@ def add_heads(r, args, out):
     text line gains the head table of --heads-kind sorted by --heads-sort."""
     if not args.heads:
         return out
-    from core.inference.head_stats import derived_json, format_table, head_table, sort_heads
+    from core.analysis.head_stats import derived_json, format_table, head_table, sort_heads
 
     sort, desc = args.heads_sort, args.heads_desc
     if isinstance(out, dict):

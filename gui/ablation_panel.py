@@ -12,8 +12,8 @@ import html
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from core.analysis.ablation import parse_heads
 from core.errors import InputError
-from core.inference.ablation import parse_heads
 from gui.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
 from gui.pair_views import DetachablePanel, MapRow, error_style
 from gui.tables import read_only_table
@@ -37,7 +37,7 @@ class AblationPanel(DetachablePanel):
     """Signal ``ablate_requested()`` (the Ablate button or Enter in the heads field).
 
     ``heads`` (QLineEdit) holds the spec "2:3,3:1"; the checkbox grid ``boxes[(layer, head)]``
-    (1-based) mirrors it. ``report`` is the last good :class:`~core.inference.compare.AblationReport`.
+    (1-based) mirrors it. ``report`` is the last good :class:`~core.analysis.compare.AblationReport`.
     """
 
     ablate_requested = QtCore.Signal()

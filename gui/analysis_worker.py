@@ -28,11 +28,11 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
+from core.analysis.ablation import parse_heads
+from core.analysis.compare import ablation_report
+from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
+from core.decoding.translate import translate
 from core.errors import InputError, StudioError
-from core.inference.ablation import parse_heads
-from core.inference.checkpoint import Checkpoint, load_checkpoint
-from core.inference.compare import ablation_report
-from core.inference.translate import translate
 from gui.worker import Cancelled
 
 
@@ -62,7 +62,7 @@ class CompareRequest:
 
 @dataclass
 class CompareOutcome:
-    """The two runs (:class:`~core.inference.translate.Translation`) and their labels."""
+    """The two runs (:class:`~core.decoding.translate.Translation`) and their labels."""
 
     a: object
     b: object

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
     icon = set_app_icon(app)
-    from core.inference.checkpoint import load_checkpoint
+    from core.checkpoints.checkpoint import load_checkpoint
     from gui.live_commands import start
     from gui.main_window import MainWindow
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.decoding.translate import Translation
 from core.errors import InputError
-from core.inference.translate import Translation
 from gui.view_data import KIND_TITLES, MapData, quote, view_at
 
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}  # view kind -> ablation kind
@@ -137,7 +137,7 @@ class TokenRow:
 
 
 def token_rows(report) -> list[TokenRow]:
-    """Rows of a :class:`core.inference.compare.AblationReport`, one per unablated output token."""
+    """Rows of a :class:`core.analysis.compare.AblationReport`, one per unablated output token."""
     steps = report.result.original.steps
     return [TokenRow(i + 1, steps[i].token, b, a)
             for i, (b, a) in enumerate(zip(report.original_logprobs, report.ablated_logprobs))]

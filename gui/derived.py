@@ -1,7 +1,7 @@
 """Derived views of the attention on screen, without Qt: the mean over heads per layer,
 the encoder attention rollout, the head table and the arrays the .npz export adds.
 
-Every number comes from :mod:`core.inference.head_stats` applied to the model's own tensors (the
+Every number comes from :mod:`core.analysis.head_stats` applied to the model's own tensors (the
 maps of the result at step k); nothing is recomputed differently here. Masks are bool,
 **True = masked** (may not attend), as everywhere in the app.
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.inference import head_stats
-from core.inference.translate import Translation
+from core.analysis import head_stats
+from core.decoding.translate import Translation
 from gui.view_data import ViewData, view_at, view_title
 
-#: view kind (gui) → attention kind (core.inference.head_stats)
+#: view kind (gui) → attention kind (core.analysis.head_stats)
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 DERIVED = "(derived)"
 #: head_stats labels as the table shows them

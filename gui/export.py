@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph.exporters as pgx
 
-from core.inference.translate import Translation
+from core.decoding.translate import Translation
 from gui.derived import derived_arrays
 from gui.view_data import KINDS, masks_at, view_at
 

@@ -1,7 +1,7 @@
 """Finding the interesting heads (summaries): derived cells in the grid (mean over heads
 per layer, encoder rollout), a sortable head table (a tab beside the experiment panels) and the
 alignment lines (a tab beside the enlarged heatmap). Numbers: gui/derived.py, which calls
-core.inference.head_stats on the model's tensors.
+core.analysis.head_stats on the model's tensors.
 
 :class:`HeadTools` is the window's ``heads``; :meth:`HeadTools.draw` replaces the grid/heatmap
 drawing of ``MainWindow.redraw`` for the attention views.
@@ -14,7 +14,7 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from core.inference.head_stats import HeadStats
+from core.analysis.head_stats import HeadStats
 from gui import derived as dv
 from gui.alignment import AlignmentPanel
 from gui.head_grid import Cell

@@ -3,7 +3,7 @@ heads, Compare, Inside one step, Positional encoding) at start, and with ``--scr
 and wait for its answer before the PNG is written (slides).
 
 Options: ``--ablate L:H,... [--ablate-kind enc|dec|cross]`` (1-based, parsed and range-checked
-with :func:`core.inference.ablation.parse_heads` / ``ablation_spec``, as ``translate --ablate``),
+with :func:`core.analysis.ablation.parse_heads` / ``ablation_spec``, as ``translate --ablate``),
 ``--compare-text B`` (Compare: the main sentence against B) or ``--compare-checkpoint DIR`` (the
 main sentence on a second model), ``--query N`` (Inside one step: the query row, 1-based; the head
 is ``--layer``/``--head`` of ``--view``). Errors are ValueError / StudioError (``error:``, exit 2).
@@ -31,7 +31,7 @@ def add_arguments(p) -> None:
 
 def check(args) -> None:
     """Option combinations that cannot work (before any model loads). Raises ValueError."""
-    from core.inference.ablation import parse_heads
+    from core.analysis.ablation import parse_heads
 
     need = {"ablate": args.ablate is not None, "compare": args.compare_text is not None
             or args.compare_checkpoint is not None, "inside": args.query is not None}
@@ -100,7 +100,7 @@ def run(win, app, args, ckpt) -> str:
     """Headless: the model is loaded and the main result shown. Fill the tab of ``--panel``, wait
     for its answer (computed by the app's own worker, as a click would) and return one line that
     says what the tab shows. Raises ValueError with the tab's error message."""
-    from core.inference.ablation import ablation_spec, parse_heads
+    from core.analysis.ablation import ablation_spec, parse_heads
 
     win.analysis._on_loaded(ckpt)  # what worker.loaded does in the interactive app
     win.positional_panel.load(ckpt)

@@ -5,7 +5,7 @@ Shown in order: ① q ``[d_head]``, ② K ``[keys, d_head]``, ③ the scores q·
 with the mask the model was given added (masked cells read "−∞", True = masked), ⑤ the softmax
 weights — the **same values** as the heatmap's row (checked with ``np.array_equal`` before they
 are drawn), ⑥ V ``[keys, d_head]`` and ⑦ the head's output Σ weights·v (before W^O). Every number
-comes from :func:`core.inference.inside.inside_of_result`, run in the worker thread
+comes from :func:`core.analysis.inside.inside_of_result`, run in the worker thread
 (:meth:`gui.worker.ModelWorker.compute`, never beside a translation); nothing is recomputed here.
 The query is the spin box, or a click on a row of the enlarged heatmap.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.inference.inside import InsideStep, inside_of_result
+from core.analysis.inside import InsideStep, inside_of_result
 from gui.labels import MAX_CHARS
 from gui.strips import PopOut, ValueStrip
 from gui.view_data import KIND_TITLES, quote, view_at

@@ -8,11 +8,11 @@ two sentences. Commands then move the live decoder: ``step``, ``back``, ``seek k
 
 from __future__ import annotations
 
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.batch import translate_batch
+from core.decoding.live import LiveDecoder, LiveState, complete_state
+from core.decoding.translate import translate
 from core.errors import InputError
-from core.inference.batch import translate_batch
-from core.inference.checkpoint import Checkpoint
-from core.inference.live import LiveDecoder, LiveState, complete_state
-from core.inference.translate import translate
 
 COMMANDS = ("step", "back", "seek", "force_word", "force_id", "unfork", "path")
 
@@ -22,7 +22,7 @@ def start(ckpt: Checkpoint, req, should_stop=None) -> tuple[LiveDecoder | None, 
     (None for complete results) and the first state to show.
 
     Raises:
-        InputError: bad input, as :func:`core.inference.translate.translate`.
+        InputError: bad input, as :func:`core.decoding.translate.translate`.
     """
     batch_with = (getattr(req, "batch_with", None) or "").strip()
     if batch_with:

@@ -9,8 +9,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.inference.live import LiveState
-from core.inference.translate import Translation
+from core.decoding.live import LiveState
+from core.decoding.translate import Translation
 from gui import analysis_tabs, window_layout
 from gui.fonts import apply_minimums, clamp_point
 from gui.head_grid import Cell

@@ -2,7 +2,7 @@
 matrix of the loaded model — sinusoidal (either layout) or the learned table — with the rows of
 the current source or target tokens framed and labelled "position ⟨token⟩".
 
-The matrix comes from :func:`core.inference.inside.positional_matrix`, read once per loaded
+The matrix comes from :func:`core.analysis.inside.positional_matrix`, read once per loaded
 checkpoint in the worker thread (the GUI never touches the model); the view shows its first rows.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.inference.inside import positional_matrix
+from core.analysis.inside import positional_matrix
 from gui.heatmap import MatrixImage, colour_bar
 from gui.labels import token_axes
 from gui.strips import PopOut, signed_levels

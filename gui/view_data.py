@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.inference.translate import Translation
+from core.decoding.translate import Translation
 
 KINDS = ("encoder", "decoder", "cross", "masks")
 KIND_TITLES = {

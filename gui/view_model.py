@@ -11,8 +11,8 @@ import html
 import math
 from dataclasses import dataclass
 
-from core.inference.live import LiveState, complete_state
-from core.inference.translate import BeamRow, Translation
+from core.decoding.live import LiveState, complete_state
+from core.decoding.translate import BeamRow, Translation
 from gui.view_data import KINDS, step_text
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore
 
+from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
+from core.decoding.live import LiveDecoder
 from core.errors import StudioError
-from core.inference.checkpoint import Checkpoint, load_checkpoint
-from core.inference.live import LiveDecoder
 from gui.live_commands import run_command, start
 
 _TAGS = itertools.count(1)

@@ -11,7 +11,7 @@ import torch
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from core.defaults import DEFAULT_CHECKPOINT  # noqa: E402
-from core.inference.tokenizer import TextTokenizer  # noqa: E402
+from core.tokenizers.bpe import TextTokenizer  # noqa: E402
 from core.transformer.config import ModelConfig  # noqa: E402
 from core.transformer.model import Transformer  # noqa: E402
 
@@ -54,7 +54,7 @@ def tiny_tokenizers() -> tuple[TextTokenizer, TextTokenizer]:
 def save_tiny(path: Path, tokenizers, seed: int, **config) -> Path:
     """Save a random-weight :func:`tiny_config` model (``torch.manual_seed(seed)``, ``config``
     overrides) with ``tokenizers`` (source, target) as a checkpoint at ``path``."""
-    from core.inference.checkpoint import save_checkpoint
+    from core.checkpoints.checkpoint import save_checkpoint
 
     src_tok, tgt_tok = tokenizers
     torch.manual_seed(seed)

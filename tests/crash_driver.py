@@ -18,11 +18,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # where a save can be cut: (module, function) patched to die on its N-th call
 POINTS = {
-    "save_file": ("core.inference.checkpoint", "save_file"),  # writing the weights
+    "save_file": ("core.checkpoints.checkpoint", "save_file"),  # writing the weights
     "tokenizer_save": (None, None),  # writing a tokenizer (patched on the class below)
     "save_train_state": ("core.training.train", "save_train_state"),  # optimizer + RNG + meta
-    "write_manifest": ("core.inference.atomic_io", "write_manifest"),  # the last file of a save
-    "os_replace": ("core.inference.atomic_io.os", "replace"),  # the rename that publishes it
+    "write_manifest": ("core.checkpoints.atomic_io", "write_manifest"),  # the last file of a save
+    "os_replace": ("core.checkpoints.atomic_io.os", "replace"),  # the rename that publishes it
     "prune": ("core.training.train", "prune"),  # removing the oldest saves afterwards
 }
 
@@ -51,7 +51,7 @@ def arm(point: str, nth: int) -> None:
         return dying
 
     if point == "tokenizer_save":
-        from core.inference.tokenizer import TextTokenizer
+        from core.tokenizers.bpe import TextTokenizer
 
         TextTokenizer.save = wrap(TextTokenizer.save)
         return

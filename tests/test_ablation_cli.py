@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from core.__main__ import main as cli
-from core.inference.checkpoint import load_checkpoint
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from tests.test_ablation import zeroed_copy
 
 TEXT = "집에 누군가 있어?"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import torch
 
-from core.inference.batch import translate_batch
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession
-from core.inference.experiments import teacher_forced_pass
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.batch import translate_batch
+from core.decoding.experiments import teacher_forced_pass
+from core.decoding.session import DecodeSession
+from core.decoding.translate import translate
 from core.transformer.masks import causal_mask
 
 

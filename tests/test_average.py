@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from core.__main__ import main as cli_main
+from core.checkpoints.atomic_io import verify_manifest
+from core.checkpoints.checkpoint import load_checkpoint
 from core.errors import CheckpointError
-from core.inference.atomic_io import verify_manifest
-from core.inference.checkpoint import load_checkpoint
 from core.training.average import average_checkpoints
 
 from .conftest import save_tiny

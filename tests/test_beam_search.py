@@ -9,11 +9,11 @@ import math
 import pytest
 import torch
 
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.beam import beam_search, length_penalty, sequence_score, top_candidates
+from core.decoding.session import DecodeSession, prepare_source
 from core.defaults import MAX_BEAM
 from core.errors import InputError
-from core.inference.beam import beam_search, length_penalty, sequence_score, top_candidates
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, prepare_source
 
 from .conftest import shipped
 from .test_decoding import SENTENCES, Scripted

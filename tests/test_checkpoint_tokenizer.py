@@ -10,8 +10,8 @@ import unicodedata
 import pytest
 import torch
 
+from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import CheckpointError
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 
 from .conftest import tiny_config

@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from core.__main__ import main
-from core.inference.checkpoint import load_checkpoint
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 
 from .conftest import ROOT
 

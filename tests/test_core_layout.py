@@ -36,7 +36,7 @@ def test_no_core_module_imports_qt_or_pyqtgraph():
                          env={"PATH": "", "QT_QPA_PLATFORM": "offscreen"})
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert {"core.transformer.attention", "core.inference.beam", "core.training.train", "core.__main__"} <= \
+    assert {"core.transformer.attention", "core.decoding.beam", "core.training.train", "core.__main__"} <= \
         set(report["names"])
     assert report["failed"] == {}
     assert report["gui"] == [], f"core pulled in {report['gui']}"

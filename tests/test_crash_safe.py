@@ -18,7 +18,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from core.inference.atomic_io import verify_manifest
+from core.checkpoints.atomic_io import verify_manifest
 from core.training.run_folder import RunLock, RunLockedError, newest_complete_save, step_dirs
 from core.training.train import TrainOptions, resume_options, train
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.beam import beam_search, sequence_score
+from core.decoding.session import DecodeSession, greedy_batch, teacher_forced
+from core.decoding.translate import translate
 from core.errors import InputError
-from core.inference.beam import beam_search, sequence_score
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, greedy_batch, teacher_forced
-from core.inference.translate import translate
 
 SENTENCES = ["집에 누군가 있어?", "제발 앉아.", "외로워."]
 

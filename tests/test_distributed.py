@@ -28,8 +28,8 @@ import torch
 import torch.multiprocessing as mp
 from safetensors.torch import load_file
 
-from core.inference.checkpoint import load_checkpoint
-from core.inference.tokenizer import TextTokenizer
+from core.checkpoints.checkpoint import load_checkpoint
+from core.tokenizers.bpe import TextTokenizer
 from core.training.data import encode_pairs, make_batches, read_parallel
 from core.training.run_folder import newest_complete_save
 from core.training.summary import training_summary

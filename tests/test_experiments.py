@@ -11,12 +11,12 @@ import torch
 import torch.nn.functional as F
 
 from core.__main__ import main as cli
-from core.inference.batch import translate_batch
-from core.inference.beam import beam_search
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, teacher_forced
-from core.inference.experiments import fresh_session
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.batch import translate_batch
+from core.decoding.beam import beam_search
+from core.decoding.experiments import fresh_session
+from core.decoding.session import DecodeSession, teacher_forced
+from core.decoding.translate import translate
 
 TEXT = "집에 누군가 있어?"
 

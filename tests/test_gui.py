@@ -8,8 +8,8 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.session import DecodeSession
 from core.transformer.masks import causal_mask
 from tests.gui_support import TEXT, do, type_and_translate
 

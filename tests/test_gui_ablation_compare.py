@@ -11,9 +11,9 @@ import pytest
 import torch
 from PySide6 import QtCore
 
-from core.inference.ablation import translate_ablated
-from core.inference.checkpoint import load_checkpoint
-from core.inference.translate import translate
+from core.analysis.ablation import translate_ablated
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from gui.compare_data import head_map
 from tests.gui_support import ablate, compare, compare_checkpoints
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PySide6 import QtWidgets
 
-from core.inference.ablation import translate_ablated
-from core.inference.checkpoint import load_checkpoint
-from core.inference.translate import translate
+from core.analysis.ablation import translate_ablated
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from gui import display
 from tests.gui_support import TEXT, ablate, compare, compare_checkpoints, type_and_translate
 

@@ -19,8 +19,8 @@ import pytest
 from PySide6 import QtCore
 
 import gui.analysis_worker
-from core.inference.ablation import translate_ablated
-from core.inference.translate import translate
+from core.analysis.ablation import translate_ablated
+from core.decoding.translate import translate
 from gui.worker import Cancelled
 from tests.gui_support import ablate, compare, compare_checkpoints, do
 from tests.test_gui_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled

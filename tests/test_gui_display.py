@@ -219,7 +219,7 @@ def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, win
     window.heads.cell_clicked(("rollout", 0))  # as a click on the grid's rollout cell does
     qtbot.keyClick(window, QtCore.Qt.Key.Key_F11)
     pw = window.present_window
-    from core.inference import head_stats
+    from core.analysis import head_stats
 
     rollout = head_stats.rollout(window.result.maps.encoder_self).numpy()
     assert "rollout" in pw.heatmap.plot.titleLabel.text and "(derived)" in pw.heatmap.plot.titleLabel.text

@@ -16,8 +16,8 @@ import pytest
 import torch
 from PySide6 import QtCore
 
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
-from core.inference.inside import positional_matrix
+from core.analysis.inside import positional_matrix
+from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.inside_panel import HINT
 from gui.strips import NEG_INF, ValueStrip, value_text

@@ -8,7 +8,7 @@ import pyqtgraph as pg
 import torch
 from PySide6 import QtCore
 
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.app import register_fonts
 from gui.head_grid import Cell, HeadGrid

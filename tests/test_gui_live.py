@@ -11,10 +11,10 @@ import pytest
 import torch
 from PySide6 import QtCore
 
-from core.inference.batch import translate_batch
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, teacher_forced
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.batch import translate_batch
+from core.decoding.session import DecodeSession, teacher_forced
+from core.decoding.translate import translate
 from tests.gui_support import do
 
 TEXT = "집에 누군가 있어?"

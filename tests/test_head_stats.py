@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.inference.checkpoint import load_checkpoint
-from core.inference.head_stats import (
+from core.analysis.head_stats import (
     format_table,
     head_entropy,
     head_table,
@@ -17,8 +16,9 @@ from core.inference.head_stats import (
     sort_column,
     sort_heads,
 )
-from core.inference.maps import AttentionMaps
-from core.inference.translate import translate
+from core.analysis.maps import AttentionMaps
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from core.transformer.masks import causal_mask
 
 TEXT = "집에 누군가 있어?"

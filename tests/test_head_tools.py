@@ -12,10 +12,10 @@ import pytest
 import torch
 from PySide6 import QtCore
 
-from core.inference import head_stats
-from core.inference.checkpoint import load_checkpoint
-from core.inference.maps import AttentionMaps
-from core.inference.translate import translate
+from core.analysis import head_stats
+from core.analysis.maps import AttentionMaps
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from gui.export import export_npz
 from gui.main_window import MainWindow
 from tests.gui_support import do, type_and_translate

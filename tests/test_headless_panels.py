@@ -10,9 +10,9 @@ import sys
 import pytest
 from PySide6 import QtGui
 
-from core.inference.ablation import translate_ablated
-from core.inference.checkpoint import load_checkpoint
-from core.inference.translate import translate
+from core.analysis.ablation import translate_ablated
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 
 from .conftest import ROOT
 from .gui_support import TEXT

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from core.__main__ import main as cli
-from core.inference.checkpoint import load_checkpoint
-from core.inference.inside import inside_step, positional_matrix
+from core.analysis.inside import inside_step, positional_matrix
+from core.checkpoints.checkpoint import load_checkpoint
 from core.transformer.layers import sinusoid_table
 
 TEXT = "집에 누군가 있어?"

@@ -1,4 +1,4 @@
-"""core.inference.inside.inside_of_result: the inside of a step of a result already decoded (the
+"""core.analysis.inside.inside_of_result: the inside of a step of a result already decoded (the
 app's live session, forced tokens and beam paths included) equals that result's own map row."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from core.analysis.inside import inside_of_result
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.live import LiveDecoder
+from core.decoding.translate import translate
 from core.errors import InputError
-from core.inference.checkpoint import load_checkpoint
-from core.inference.inside import inside_of_result
-from core.inference.live import LiveDecoder
-from core.inference.translate import translate
 
 TEXT = "집에 누군가 있어?"
 

@@ -7,8 +7,8 @@ import json
 import re
 
 from core.__main__ import main
-from core.training.evaluate import register_counts
-from core.training.lecture_check import (
+from core.evaluation.evaluate import register_counts
+from core.evaluation.lecture_check import (
     COPY_FIXTURE,
     LECTURE_FIXTURE,
     acceptable,

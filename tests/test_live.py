@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.live import LiveDecoder
+from core.decoding.session import DecodeSession, teacher_forced
+from core.decoding.translate import translate
 from core.errors import InputError
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, teacher_forced
-from core.inference.live import LiveDecoder
-from core.inference.translate import translate
 from gui.view_model import ViewModel
 
 TEXT = "집에 누군가 있어?"

@@ -16,9 +16,9 @@ import shutil
 import pytest
 import torch
 
-from core.inference.checkpoint import load_checkpoint
-from core.inference.live import LiveDecoder
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.live import LiveDecoder
+from core.decoding.translate import translate
 from gui.view_model import ViewModel
 
 from .marian_fixtures import build_marian, require_import_extra
@@ -30,7 +30,7 @@ SENTENCES = ["나는 학생입니다.", "제발 앉아.", "손대지 마."]
 def marian(tmp_path_factory):
     """(transformers' MarianTokenizer, path of our imported checkpoint)."""
     require_import_extra()
-    from core.inference.marian import import_marian
+    from core.checkpoints.marian import import_marian
 
     root = tmp_path_factory.mktemp("marian-decode")
     _, tok = build_marian(root / "hf", "swish", probe=SENTENCES)
@@ -108,7 +108,7 @@ def test_every_place_that_shows_text_reads_as_transformers(says_source_pieces, m
     rows = [row for step in beam.beam_trace for row in step]
     assert rows and all(row.text == hf_text(tok, row.ids) for row in rows)
 
-    monkeypatch.setattr("core.inference.checkpoint.load_checkpoint", lambda *a, **k: ck)
+    monkeypatch.setattr("core.checkpoints.checkpoint.load_checkpoint", lambda *a, **k: ck)
     assert cli(["translate", text, "--checkpoint", "unused"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == hf_text(tok, ids)
     assert cli(["translate", text, "--checkpoint", "unused", "--json"]) == 0
@@ -143,7 +143,7 @@ def test_descriptor_names_the_decode_model_and_older_ones_still_read_without_wor
     """The import writes ``"decode_model": "source.spm"`` beside ``"model": "target.spm"``. A
     descriptor from before (no decode_model) joins with target.spm, which is transformers'
     ``use_source_tokenizer=False``: the same text but for the spacing after an ``<unk>``."""
-    from core.inference.spm_tokenizer import SentencePieceTokenizer
+    from core.tokenizers.spm import SentencePieceTokenizer
 
     tok, path = marian
     desc = json.loads((path / "tokenizer_tgt.json").read_text(encoding="utf-8"))

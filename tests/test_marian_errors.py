@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from core.__main__ import main
-from core.inference.checkpoint import load_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint
 
 from .conftest import ROOT
 from .marian_fixtures import build_marian, require_import_extra

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, greedy_batch, max_output_steps
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.session import DecodeSession, greedy_batch, max_output_steps
 
 from .marian_fixtures import VARIANTS, build_marian, require_import_extra
 
@@ -20,7 +20,7 @@ SENTENCES = ["나는 학생입니다.", "제발 앉아.", "오늘 날씨가 정�
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def imported(request, tmp_path_factory):
     require_import_extra()
-    from core.inference.marian import import_marian
+    from core.checkpoints.marian import import_marian
 
     root = tmp_path_factory.mktemp(f"marian-{request.param}")
     hf, tok = build_marian(root / "hf", request.param, probe=SENTENCES)
@@ -147,7 +147,7 @@ def test_beam4_equals_generate_when_both_rank_by_log_probability(imported):
     """With no length normalisation (our GNMT α = 0, transformers' length_penalty = 0) both searches
     rank hypotheses by total log-probability, and the outputs are identical. Repeated with EOS's
     bias lowered in both models (same change to both), so that long outputs are compared too."""
-    from core.inference.beam import beam_search
+    from core.decoding.beam import beam_search
 
     _, hf, tok, ck = imported
     lengths = []
@@ -174,7 +174,7 @@ def test_beam4_with_length_penalty_is_never_worse_under_gnmt(imported):
     """With α = 1 the two differ by design: we divide log P by GNMT's ((5 + |Y|) / 6)^α, transformers
     by |Y|^α, so they may choose different outputs. Ours is never worse under GNMT's score (a
     teacher-forced rescoring of both outputs); an output cut at the length limit is scored without EOS."""
-    from core.inference.beam import beam_search, sequence_score
+    from core.decoding.beam import beam_search, sequence_score
 
     _, hf, tok, ck = imported
     for text in SENTENCES:

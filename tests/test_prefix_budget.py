@@ -11,11 +11,11 @@ import json
 import pytest
 
 from core.__main__ import main as cli
-from core.inference.beam import beam_search
-from core.inference.checkpoint import load_checkpoint
-from core.inference.decoding import DecodeSession, max_output_steps
-from core.inference.live import LiveDecoder
-from core.inference.translate import translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.beam import beam_search
+from core.decoding.live import LiveDecoder
+from core.decoding.session import DecodeSession, max_output_steps
+from core.decoding.translate import translate
 
 from .conftest import FIXTURES
 from .test_decoding import Scripted
@@ -55,7 +55,7 @@ def never_eos(ck, max_len: int | None = None):
 
 
 def test_output_budget_counts_after_the_prefix_and_is_capped_by_max_len():
-    from core.inference.decoding import output_budget
+    from core.decoding.session import output_budget
 
     assert output_budget(2, 64) == max_output_steps(2, 64) == 14
     assert output_budget(2, 64, 17) == 17 + 14

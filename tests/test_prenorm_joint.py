@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from core.inference.checkpoint import load_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint
 from core.training.train import TrainOptions, train
 from core.transformer.masks import causal_mask, key_padding_mask
 from core.transformer.model import Transformer

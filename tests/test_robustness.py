@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.__main__ import main as cli_main
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import translate
 from core.errors import InputError
-from core.inference.checkpoint import load_checkpoint
-from core.inference.tokenizer import PAD, UNK
-from core.inference.translate import translate
+from core.tokenizers.bpe import PAD, UNK
 
 from .conftest import ROOT, shipped
 from .test_checkpoint_tokenizer import BAD_CHECKPOINTS, corrupt

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from core.inference.checkpoint import load_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint
+from core.evaluation.lecture_check import load_fixture
 from core.textio import clean_text, read_aligned, read_lines, split_lines
 from core.training.data import read_parallel
-from core.training.lecture_check import load_fixture
 
 from .conftest import ROOT, SHIPPED
 
@@ -76,7 +76,7 @@ def test_files_with_unicode_line_separators_stay_aligned(tmp_path):
 
 
 def test_evaluate_scores_lines_split_on_newline_only(shipped, tmp_path):
-    from core.training.evaluate import evaluate_files
+    from core.evaluation.evaluate import evaluate_files
 
     (tmp_path / "src").write_text("나는 학생입니다.\u2028\n감사합니다.\n고양이가 있어요.\n", encoding="utf-8")
     (tmp_path / "ref").write_text("I am a student.\u2028\nThank you.\nThere is a cat.\n", encoding="utf-8")

@@ -8,7 +8,7 @@ import json
 import torch
 from safetensors.torch import load_file
 
-from core.inference.checkpoint import load_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint
 from core.training.data import DataSpec, make_batches
 from core.training.train import TrainOptions, noam_lr, train, training_summary
 

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from core.__main__ import main
-from core.inference.checkpoint import load_checkpoint
-from core.inference.tokenizer import EOS
-from core.inference.translate import reference_view, translate
+from core.checkpoints.checkpoint import load_checkpoint
+from core.decoding.translate import reference_view, translate
+from core.tokenizers.bpe import EOS
 
 from .test_decoding import SENTENCES, Scripted
 

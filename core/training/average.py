@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import CheckpointError
-from core.inference.checkpoint import load_checkpoint, save_checkpoint
 
 
 def first_difference(a, b) -> str | None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from core.inference.tokenizer import TextTokenizer
 from core.textio import read_aligned
+from core.tokenizers.bpe import TextTokenizer
 
 
 @dataclass

@@ -11,7 +11,7 @@ string can be memorised from here.
         --exclude tests/fixtures/*.tsv --out runs/data/templates-filled      # writes .ko and .en
 
 ``--exclude`` drops every template one of whose filled sentences is a near duplicate of a fixture
-line (3-gram Jaccard >= 0.5, :mod:`core.training.overlap`), so no evaluation frame is trained on.
+line (3-gram Jaccard >= 0.5, :mod:`core.evaluation.overlap`), so no evaluation frame is trained on.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import random
 import re
 from pathlib import Path
 
+from core.evaluation.overlap import closest, read_eval
 from core.textio import read_lines
-from core.training.overlap import closest, read_eval
 
 SLOT = re.compile(r"\{(TIME_KO|TIME_EN|N|D|SIZE|PRICE|YEAR|NAME|TITLE|PERSON)\}")
 PERIODS = [("오전", "a.m."), ("오후", "p.m."), ("저녁", "p.m."), ("밤", "p.m."), ("새벽", "a.m.")]

@@ -11,7 +11,7 @@ Layout::
     OUT/log.jsonl         one line per validation
 
 Each ``step_N`` is written under a temporary name and renamed into place
-(:func:`core.inference.atomic_io.atomic_dir`); older saves are pruned only after a new one is
+(:func:`core.checkpoints.atomic_io.atomic_dir`); older saves are pruned only after a new one is
 complete. Runs written before this layout (``OUT/last/`` + ``OUT/train_state.*``) still resume.
 """
 
@@ -23,7 +23,7 @@ import os
 import shutil
 from pathlib import Path
 
-from core.inference.atomic_io import recover, verify_manifest, write_text_atomic
+from core.checkpoints.atomic_io import recover, verify_manifest, write_text_atomic
 
 log = logging.getLogger("core.training.train")
 

@@ -18,14 +18,14 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from core.inference.atomic_io import atomic_dir, write_text_atomic
-from core.inference.checkpoint import load_checkpoint, save_checkpoint, write_checkpoint_files
+from core.checkpoints.atomic_io import atomic_dir, write_text_atomic
+from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint, write_checkpoint_files
+from core.evaluation.validation import valid_chrf
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
 from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, tidy, trim_log
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
-from core.training.validation import valid_chrf
 from core.training.vocab import run_tokenizers
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer

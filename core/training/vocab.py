@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.inference.atomic_io import write_text_atomic
-from core.inference.tokenizer import TextTokenizer
+from core.checkpoints.atomic_io import write_text_atomic
+from core.tokenizers.bpe import TextTokenizer
 from core.training.distributed import DistContext
 
 

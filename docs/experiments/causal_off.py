@@ -19,8 +19,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.inference.checkpoint import load_checkpoint  # noqa: E402
-from core.inference.translate import translate  # noqa: E402
+from core.checkpoints.checkpoint import load_checkpoint  # noqa: E402
+from core.decoding.translate import translate  # noqa: E402
 
 
 def main(checkpoint: str) -> None:

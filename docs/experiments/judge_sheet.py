@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.training.lecture_check import load_fixture  # noqa: E402
+from core.evaluation.lecture_check import load_fixture  # noqa: E402
 
 FIXTURES = [ROOT / "tests" / "fixtures" / "fresh_lecture.tsv", ROOT / "tests" / "fixtures" / "fresh_everyday.tsv"]
 

@@ -15,9 +15,9 @@ import sys
 
 import torch
 
-from core.inference.checkpoint import load_checkpoint
+from core.checkpoints.checkpoint import load_checkpoint
+from core.evaluation.evaluate import translate_corpus
 from core.training.copy_shapes import repeat_string, rich_string
-from core.training.evaluate import translate_corpus
 
 FRAMES_NUM = ["버전 {}을 설치하세요.", "제 번호는 {}이에요.", "가격은 {}원이에요.", "코드는 {}입니다.", "{}번 버스를 타세요."]
 FRAMES_TXT = ["{}에 방문하세요.", "파일 이름은 {}입니다.", "{}에게 메일을 보냈어요.", "{}를 좋아해요.", "비밀번호는 {}예요."]

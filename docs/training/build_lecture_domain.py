@@ -2,7 +2,7 @@
 
 Lines that are exact or near duplicates of any evaluation fixture (tests/fixtures/*.tsv: the held-out
 sets and the older lecture and copy checks) are dropped, so the fixtures stay unseen: 3-gram Jaccard
->= 0.5 on the normalised Korean side (core/training/overlap.py). Run from the repository root:
+>= 0.5 on the normalised Korean side (core/evaluation/overlap.py). Run from the repository root:
 
     python docs/training/build_lecture_domain.py
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.training.overlap import closest, read_eval  # noqa: E402
+from core.evaluation.overlap import closest, read_eval  # noqa: E402
 
 THRESHOLD = 0.5
 

@@ -1,6 +1,6 @@
 """Per-token log-probabilities for the app's ablation panel ("Interventions").
 
-:func:`core.inference.ablation.translate_ablated` gives the two translations and the total
+:func:`core.analysis.ablation.translate_ablated` gives the two translations and the total
 log P of the unablated output under the ablated model. The panel also lists that change **per
 output token**: each token of the unablated output is forced, in order, on the KV cache of the
 ablated model (the same computation as the total, kept token by token).
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.inference.ablation import AblationResult, ablation_spec, translate_ablated
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession
-from core.inference.experiments import step_logprob
+from core.analysis.ablation import AblationResult, ablation_spec, translate_ablated
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.experiments import step_logprob
+from core.decoding.session import DecodeSession
 from core.transformer.ablation import ablated
 
 

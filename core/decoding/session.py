@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from core.analysis.maps import AppliedMasks, AttentionMaps
 from core.errors import InputError
-from core.inference.maps import AppliedMasks, AttentionMaps
-from core.inference.tokenizer import BOS, EOS, PAD, TextTokenizer
+from core.tokenizers.bpe import BOS, EOS, PAD, TextTokenizer
 from core.transformer.layers import LayerCache
 from core.transformer.masks import causal_mask
 from core.transformer.model import Transformer

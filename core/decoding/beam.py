@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from core.decoding.session import output_budget, prepare_source
 from core.defaults import check_beam
 from core.errors import InputError
-from core.inference.decoding import output_budget, prepare_source
-from core.inference.tokenizer import TextTokenizer
+from core.tokenizers.bpe import TextTokenizer
 from core.transformer.model import Transformer
 
 
@@ -108,10 +108,10 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
     :func:`top_candidates`), equal final scores by the order they finished.
     ``should_stop()`` (optional) is polled each step for cancellation; raising is the caller's job.
 
-    ``session`` (a :class:`~core.inference.decoding.DecodeSession` of the same text): reuse its
+    ``session`` (a :class:`~core.decoding.session.DecodeSession` of the same text): reuse its
     source and encoder output instead of encoding again. ``prefix``: output ids every hypothesis
     must start with (forced tokens; the beam holds one hypothesis until the prefix ends). The
-    output budget counts after the prefix (see :func:`~core.inference.decoding.output_budget`), so
+    output budget counts after the prefix (see :func:`~core.decoding.session.output_budget`), so
     a hypothesis may be as long as the prefix plus the budget a search without one has.
     ``trace``: a list that receives one :class:`BeamStep` per search step.
 

@@ -1,7 +1,7 @@
 """Summaries of the attention a model computed: mean over heads, attention rollout, per-head
 entropy and a "where does this head look" label, as a sortable table of heads.
 
-Everything works on the tensors of :class:`~core.inference.maps.AttentionMaps` (``[L, H, T_q, T_k]``)
+Everything works on the tensors of :class:`~core.analysis.maps.AttentionMaps` (``[L, H, T_q, T_k]``)
 and the masks the model was given (bool, **True = masked**, as in ``torch.nn.Transformer``).
 Nothing here imports Qt.
 
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import Tensor
 
-from core.inference.maps import AttentionMaps
-from core.inference.tokenizer import EOS
+from core.analysis.maps import AttentionMaps
+from core.tokenizers.bpe import EOS
 
 KINDS = ("enc", "dec", "cross")
 

@@ -57,7 +57,7 @@ class TextTokenizer:
     ``encode`` adds no special tokens; the model code adds BOS/EOS where they belong.
 
     The tokenizer interface (shared with
-    :class:`core.inference.spm_tokenizer.SentencePieceTokenizer`): ``encode``, ``decode``,
+    :class:`core.tokenizers.spm.SentencePieceTokenizer`): ``encode``, ``decode``,
     ``normalize``, ``id_to_token``, ``ids_to_tokens``, ``vocab_size``, ``save`` and the
     special ids ``pad_id``, ``bos_id`` (None when the vocabulary has no BOS), ``eos_id``, ``unk_id``.
     Token labels of special ids are always ``[PAD]``/``[BOS]``/``[EOS]``/``[UNK]``.

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.experiments import step_logprob
+from core.decoding.session import DecodeSession
+from core.decoding.translate import Translation, translate
 from core.errors import InputError
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession
-from core.inference.experiments import step_logprob
-from core.inference.translate import Translation, translate
 from core.transformer.ablation import KINDS, ablated
 
 _PAIR = re.compile(r"^\s*(\d+)\s*:\s*(\d+)\s*$")
@@ -96,7 +96,7 @@ class AblationResult:
 def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc",
                       **options) -> AblationResult:
     """Translate ``text`` twice, unablated and with ``heads`` (1-based layer:head of ``kind``)
-    ablated, with the same :func:`~core.inference.translate.translate` ``options``; also scores
+    ablated, with the same :func:`~core.decoding.translate.translate` ``options``; also scores
     the unablated output under the ablated model (forced token by token on the KV cache).
 
     ``logprob_change`` in the JSON is log P(ablated output) under the ablated model minus

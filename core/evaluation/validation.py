@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from core.inference.tokenizer import TextTokenizer
+from core.tokenizers.bpe import TextTokenizer
 from core.transformer.model import Transformer
 
 
@@ -14,7 +14,7 @@ def valid_chrf(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenize
     """sacreBLEU chrF of batched greedy translations of ``sources`` (checkpoint selection)."""
     import sacrebleu
 
-    from core.inference.decoding import greedy_batch
+    from core.decoding.session import greedy_batch
 
     model.eval()
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))

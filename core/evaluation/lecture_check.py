@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.inference.checkpoint import Checkpoint
+from core.checkpoints.checkpoint import Checkpoint
+from core.evaluation.evaluate import translate_corpus
 from core.textio import read_lines
-from core.training.evaluate import translate_corpus
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 LECTURE_FIXTURE = FIXTURES / "lecture_sentences.tsv"

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import torch
 
+from core.analysis.maps import AppliedMasks, AttentionMaps
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.experiments import step_logprob
+from core.decoding.session import Source, max_output_steps, prepare_source
+from core.decoding.translate import StepInfo, Translation, check_finite, with_texts
 from core.errors import InputError
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import Source, max_output_steps, prepare_source
-from core.inference.experiments import step_logprob
-from core.inference.maps import AppliedMasks, AttentionMaps
-from core.inference.tokenizer import BOS, PAD
-from core.inference.translate import StepInfo, Translation, check_finite, with_texts
+from core.tokenizers.bpe import BOS, PAD
 from core.transformer.masks import causal_mask
 
 

@@ -21,12 +21,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from core.checkpoints.atomic_io import atomic_dir
 from core.device import resolve_device
 from core.errors import CheckpointError
-from core.inference.atomic_io import atomic_dir
-from core.inference.tokenizer import TextTokenizer
-from core.inference.tokenizer_files import load_tokenizer
 from core.textio import read_json
+from core.tokenizers.bpe import TextTokenizer
+from core.tokenizers.files import load_tokenizer
 from core.transformer.config import ModelConfig
 from core.transformer.model import Transformer
 
@@ -78,7 +78,7 @@ def write_checkpoint_files(
 ) -> None:
     """Write config, weights (CPU float32), both tokenizers and the model card into the existing
     folder ``path`` (``name`` titles the default card). Not atomic by itself: callers write into an
-    :func:`~core.inference.atomic_io.atomic_dir` folder."""
+    :func:`~core.checkpoints.atomic_io.atomic_dir` folder."""
     model.config.save(path / CONFIG)
     tensors = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in _unique_state(model).items()}
     save_file(tensors, str(path / WEIGHTS), metadata={"format": "pt", "producer": "attention-studio"})

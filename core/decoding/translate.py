@@ -6,15 +6,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from core.analysis.maps import AttentionMaps
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.beam import BeamStep, Hypothesis, beam_search
+from core.decoding.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
+from core.decoding.session import DecodeSession, Source, prepare_source
 from core.defaults import check_beam
 from core.errors import InputError
-from core.inference.beam import BeamStep, Hypothesis, beam_search
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession, Source, prepare_source
-from core.inference.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
-from core.inference.maps import AttentionMaps
-from core.inference.tokenizer import BOS, EOS
 from core.textio import clean_text
+from core.tokenizers.bpe import BOS, EOS
 
 
 @dataclass

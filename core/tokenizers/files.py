@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.inference.spm_tokenizer import SentencePieceTokenizer
-from core.inference.tokenizer import TextTokenizer
 from core.textio import MAX_JSON_BYTES, read_json
+from core.tokenizers.bpe import TextTokenizer
+from core.tokenizers.spm import SentencePieceTokenizer
 
 
 def load_tokenizer(path: str | Path):
     """Load either kind of tokenizer file: a ``tokenizers`` JSON (:class:`TextTokenizer`) or a
     SentencePiece descriptor ``{"type": "sentencepiece", ...}`` written by the OPUS-MT import
-    (:class:`core.inference.spm_tokenizer.SentencePieceTokenizer`).
+    (:class:`core.tokenizers.spm.SentencePieceTokenizer`).
 
     Raises:
         ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.

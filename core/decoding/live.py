@@ -13,11 +13,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.beam import BeamStep, Hypothesis, beam_search
+from core.decoding.session import DecodeSession
+from core.decoding.translate import Translation, check_finite, session_result
 from core.errors import InputError
-from core.inference.beam import BeamStep, Hypothesis, beam_search
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession
-from core.inference.translate import Translation, check_finite, session_result
 
 
 @dataclass
@@ -63,7 +63,7 @@ class LiveDecoder:
     :meth:`fork`, :meth:`unfork`, :meth:`choose_hypothesis`; :meth:`state` after each.
 
     Raises:
-        InputError: as :func:`core.inference.translate.translate` (empty text, bad beam/pad).
+        InputError: as :func:`core.decoding.translate.translate` (empty text, bad beam/pad).
     """
 
     def __init__(self, ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = None, top_k: int = 5,

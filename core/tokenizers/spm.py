@@ -25,8 +25,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from core.inference.tokenizer import EOS, PAD, UNK, Encoding
 from core.textio import clean_text
+from core.tokenizers.bpe import EOS, PAD, UNK, Encoding
 
 WORD = "▁"  # SentencePiece's word-start mark, the same as in our BPE labels
 
@@ -156,7 +156,7 @@ class SentencePieceTokenizer:
         return Encoding(ids, tokens, offsets)
 
     def decode(self, ids: Iterable[int]) -> str:
-        """The display text of ``ids``. Like :meth:`~core.inference.tokenizer.TextTokenizer.decode`
+        """The display text of ``ids``. Like :meth:`~core.tokenizers.bpe.TextTokenizer.decode`
         for our own models, this is the one place output ids become text: the translation,
         hypotheses, beam rows and the app's line after each step are all made by it.
 

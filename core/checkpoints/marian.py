@@ -23,12 +23,12 @@ from pathlib import Path
 
 import torch
 
+from core.checkpoints.atomic_io import atomic_dir
+from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
+from core.checkpoints.marian_weights import convert_state_dict, read_marian_weights
 from core.errors import CheckpointError
-from core.inference.atomic_io import atomic_dir
-from core.inference.checkpoint import load_checkpoint, write_checkpoint_files
-from core.inference.marian_weights import convert_state_dict, read_marian_weights
-from core.inference.spm_tokenizer import SentencePieceTokenizer
 from core.textio import read_json
+from core.tokenizers.spm import SentencePieceTokenizer
 from core.transformer.config import ACTIVATIONS, ModelConfig
 from core.transformer.layers import sinusoid_table
 from core.transformer.model import Transformer
@@ -170,7 +170,7 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
     """Convert the Marian model at ``source`` (folder or hub id) into a checkpoint folder ``out``.
 
     Returns the checkpoint path; the result is verified by loading it with
-    :func:`core.inference.checkpoint.load_checkpoint`.
+    :func:`core.checkpoints.checkpoint.load_checkpoint`.
     Raises:
         MarianImportError: bad source (not Marian, missing spm file, vocabulary/embedding
             mismatch, pickled code in pytorch_model.bin, …) or ``out`` already exists.

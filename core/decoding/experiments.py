@@ -1,7 +1,7 @@
 """The lecture experiments on one encoded sentence: forcing tokens, teacher forcing with its loss,
 and the causal mask switched off.
 
-Everything here reuses a :class:`~core.inference.decoding.DecodeSession`'s encoder output, so a
+Everything here reuses a :class:`~core.decoding.session.DecodeSession`'s encoder output, so a
 sentence is encoded exactly once whichever experiment runs. Masks are boolean, **True = masked**.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from core.inference.decoding import DecodeSession, TeacherForced
-from core.inference.maps import AppliedMasks, AttentionMaps
+from core.analysis.maps import AppliedMasks, AttentionMaps
+from core.decoding.session import DecodeSession, TeacherForced
 from core.transformer.masks import causal_mask
 
 

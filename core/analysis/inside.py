@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.session import DecodeSession
+from core.decoding.translate import Translation, translate
 from core.errors import InputError
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import DecodeSession
-from core.inference.translate import Translation, translate
 from core.transformer.ablation import KINDS, attention_module
 
 

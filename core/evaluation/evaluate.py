@@ -9,9 +9,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.inference.beam import beam_search
-from core.inference.checkpoint import Checkpoint
-from core.inference.decoding import greedy_batch
+from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.beam import beam_search
+from core.decoding.session import greedy_batch
 from core.textio import read_aligned
 
 

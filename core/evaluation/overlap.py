@@ -6,7 +6,7 @@ A line is normalised (NFC, lower case, punctuation and spaces removed) and cut i
 come from an inverted 3-gram index, so 150k training lines against a few hundred evaluation lines take
 seconds.
 
-    python -m core.training.overlap --eval tests/fixtures/fresh_everyday.tsv tests/fixtures/fresh_lecture.tsv \\
+    python -m core.evaluation.overlap --eval tests/fixtures/fresh_everyday.tsv tests/fixtures/fresh_lecture.tsv \\
         --train ../shared/corpus/train/tatoeba docs/training/data/lecture-domain [--threshold 0.6] [--show 20]
 """
 

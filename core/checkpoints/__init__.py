@@ -1,0 +1,2 @@
+"""A model on disk: ``checkpoint`` (load and save a checkpoint folder, safetensors + JSON, no
+pickle), ``atomic_io`` (crash-safe folder writes), ``marian`` / ``marian_weights`` (the OPUS-MT import)."""
