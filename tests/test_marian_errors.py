@@ -144,3 +144,18 @@ def test_hub_id_offline_is_one_error_line(tmp_path):
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "download failed" in errors[0] and "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_a_killed_import_leaves_nothing_once_the_next_import_runs(marian_dir, tmp_path, capsys):
+    """An import killed mid-write (SIGKILL: no cleanup) leaves a hidden ``.NAME.partial-PID``
+    folder; the next import into that folder removes it (its process is gone), whatever its name."""
+    from core.checkpoints.atomic_io import PARTIAL
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".other{PARTIAL}{int(dead.stdout)}"  # a finished process's pid: certainly gone
+    stale.mkdir()
+    (stale / "model.safetensors").write_bytes(b"half")
+    code, err = _run(capsys, marian_dir[0], tmp_path / "ours")
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ours"]
+    load_checkpoint(tmp_path / "ours", device="cpu")

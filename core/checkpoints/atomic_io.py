@@ -102,6 +102,28 @@ def recover(dest: str | Path) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's) or cannot tell: keep its folder
+    return True
+
+
+def sweep_stale(parent: str | Path) -> list[Path]:
+    """Remove the ``.NAME.partial-PID`` folders in ``parent`` whose process is gone (a save or
+    import that was killed); returns what was removed. Folders of a live process are kept."""
+    removed = []
+    for p in Path(parent).glob(f".*{PARTIAL}*"):
+        pid = p.name.rsplit(PARTIAL, 1)[1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``dest``; when the block ends without an error, write
@@ -139,4 +161,5 @@ def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
         raise
 
 
-__all__ = ["MANIFEST", "atomic_dir", "fsync_path", "recover", "verify_manifest", "write_manifest", "write_text_atomic"]
+__all__ = ["MANIFEST", "atomic_dir", "fsync_path", "recover", "sweep_stale", "verify_manifest", "write_manifest",
+           "write_text_atomic"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from core.checkpoints.atomic_io import atomic_dir
+from core.checkpoints.atomic_io import atomic_dir, sweep_stale
 from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
 from core.checkpoints.marian_weights import convert_state_dict, read_marian_weights
 from core.errors import CheckpointError
@@ -203,6 +203,8 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
     except RuntimeError as exc:
         raise MarianImportError(f"{src}: weights do not fit config.json ({str(exc).splitlines()[0][:150]})") from None
     log(f"writing {model.num_parameters():,} parameters")
+    if out.parent.is_dir():
+        sweep_stale(out.parent)  # what an earlier killed import left there
     with atomic_dir(out) as tmp:  # a killed import leaves no half folder under the name --out
         write_checkpoint_files(tmp, model, src_tok, tgt_tok, card=_card(source, config, model.num_parameters(), learned),
                                name=out.name)

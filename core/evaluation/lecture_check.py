@@ -19,7 +19,9 @@ from core.checkpoints.checkpoint import Checkpoint
 from core.evaluation.evaluate import translate_corpus
 from core.textio import read_lines
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+# The default fixtures live in a source checkout, which `python -m core check` runs from (relative to
+# the current directory, like python -m bench); an installed wheel has none and asks for --lecture/--copy.
+FIXTURES = Path("tests") / "fixtures"
 LECTURE_FIXTURE = FIXTURES / "lecture_sentences.tsv"
 COPY_FIXTURE = FIXTURES / "copy_check.tsv"
 
