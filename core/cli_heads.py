@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
+from core.transformer.kinds import KINDS
+
 
 def check_heads_options(args) -> None:
     """Before the model loads: --heads options that cannot work."""
@@ -98,7 +100,7 @@ def add_heads(r, args, out):
     sort, desc = args.heads_sort, args.heads_desc
     if isinstance(out, dict):
         return out | {"derived": derived_json(r.maps, sort, desc)}
-    kinds = [args.heads_kind] if args.heads_kind else ["enc", "dec", "cross"]
+    kinds = [args.heads_kind] if args.heads_kind else list(KINDS)
     return "\n".join([out] + [format_table(sort_heads(head_table(r.maps, k), sort, desc)) for k in kinds])
 
 
@@ -107,12 +109,12 @@ def add_arguments(t) -> None:
     t.add_argument("--ablate", default=None, metavar="L:H,...",
                    help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare "
                         "with the unablated run")
-    t.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default=None,
+    t.add_argument("--ablate-kind", choices=list(KINDS), default=None,
                    help="which attention --ablate means: encoder self (default), decoder self or cross")
     t.add_argument("--inside", default=None, metavar="L:H:Q",
                    help="with --json: the inside of one attention step (1-based layer:head:query): q, k, v, "
                         "scores q·k/√d_k, mask, softmax weights (= the map's row) and the head's output")
-    t.add_argument("--inside-kind", choices=["enc", "dec", "cross"], default=None,
+    t.add_argument("--inside-kind", choices=list(KINDS), default=None,
                    help="which attention --inside means: encoder self (default), decoder self or cross")
     t.add_argument("--heads", action="store_true",
                    help="also the head table (entropy in nats, previous/same/next/sink share, monotone, label); "
@@ -121,5 +123,5 @@ def add_arguments(t) -> None:
                    help="sort the head table by this column, a field name or the printed header (entropy, max, "
                         "prev, same, next, sink, mono[tone], label, L/layer, H/head), ascending")
     t.add_argument("--heads-desc", action="store_true", help="sort the head table descending")
-    t.add_argument("--heads-kind", choices=["enc", "dec", "cross"], default=None,
+    t.add_argument("--heads-kind", choices=list(KINDS), default=None,
                    help="text output: only this kind's table")

@@ -14,9 +14,10 @@ import numpy as np
 
 from core.decoding.translate import Translation
 from core.errors import InputError
+from core.transformer.kinds import VIEW_TO_KIND
 from gui.view_data import KIND_TITLES, MapData, quote, view_at
 
-CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}  # view kind -> ablation kind
+CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 VIEW_KIND = {v: k for k, v in CORE_KIND.items()}
 
 

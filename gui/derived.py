@@ -18,10 +18,11 @@ import torch
 
 from core.analysis import head_stats
 from core.decoding.translate import Translation
+from core.transformer.kinds import VIEW_TO_KIND
 from gui.view_data import ViewData, view_at, view_title
 
 #: view kind (gui) → attention kind (core.analysis.head_stats)
-CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 DERIVED = "(derived)"
 #: head_stats labels as the table shows them
 LABEL_TEXT = {"previous": "previous token", "same": "same position", "next": "next token",

@@ -17,12 +17,13 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import InsideStep, inside_of_result
+from core.transformer.kinds import VIEW_TO_KIND
 from gui.labels import MAX_CHARS
 from gui.strips import PopOut, ValueStrip
 from gui.view_data import KIND_TITLES, quote, view_at
 from gui.worker_tab import WorkerTab
 
-CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
 HINT = "Translate a sentence (Enter), then pick a head in the grid: the inside of its attention step appears here."
 TITLES = ("① q = x·W<sup>Q</sup> of this head [d_head]", "② K: one key per row [keys, d_head]",

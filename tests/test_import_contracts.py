@@ -136,3 +136,20 @@ def test_a_planted_violation_is_caught(tmp_path):
     assert cycles(graph) == [["core.a", "core.sub.b"]]
     assert forbidden(graph, "core", QT) == ["core.sub.b -> PySide6"]
     assert "PySide6" in reachable(graph, "core.a")  # through core.sub.b
+
+
+def test_one_name_for_each_attention_kind():
+    """The attention kinds are named once (core.transformer.kinds); every layer uses those names."""
+    from core.analysis import head_stats
+    from core.transformer import ablation
+    from core.transformer.kinds import KINDS, VIEW_TO_KIND, AttentionKind
+    from gui import compare_data, derived, inside_panel
+
+    assert KINDS == ("enc", "dec", "cross") and AttentionKind.DEC == "dec"
+    assert AttentionKind.from_view("cross") is AttentionKind.CROSS and AttentionKind.ENC.view == "encoder"
+    assert head_stats.KINDS is KINDS and ablation.KINDS is KINDS
+    assert derived.CORE_KIND is compare_data.CORE_KIND is inside_panel.CORE_KIND is VIEW_TO_KIND
+    import pytest
+
+    with pytest.raises(ValueError, match="not an attention view"):
+        AttentionKind.from_view("masks")

@@ -22,8 +22,7 @@ from torch import Tensor
 
 from core.analysis.maps import AttentionMaps
 from core.tokenizers.bpe import EOS
-
-KINDS = ("enc", "dec", "cross")
+from core.transformer.kinds import KINDS
 
 #: A head is labelled with a position pattern (previous / same / next token, sink) when that
 #: pattern holds at least this share of its attention, averaged over valid query rows.

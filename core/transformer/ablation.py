@@ -13,8 +13,7 @@ from contextlib import contextmanager
 from torch import nn
 
 from core.transformer.attention import MultiHeadAttention
-
-KINDS = ("enc", "dec", "cross")
+from core.transformer.kinds import KINDS
 
 
 def attention_module(model: nn.Module, kind: str, layer: int) -> MultiHeadAttention:
