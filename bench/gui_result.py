@@ -23,8 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6 import QtCore, QtWidgets
 
     from core.defaults import DEFAULT_CHECKPOINT
-    from gui import pg_config
-    from gui.main_window import MainWindow
+    from gui.widgets import pg_config
+    from gui.window.main_window import MainWindow
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))

@@ -136,7 +136,7 @@ def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> 
     import pyqtgraph as pg
     from PySide6 import QtWidgets
 
-    from gui.main_window import MainWindow
+    from gui.window.main_window import MainWindow
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     pg.setConfigOptions(imageAxisOrder="row-major", background="w", foreground="k")

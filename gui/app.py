@@ -11,8 +11,8 @@ from pathlib import Path
 
 from core import __version__
 from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
-from gui.headless_panels import PANELS
-from gui.headless_panels import add_arguments as add_panel_arguments
+from gui.window.headless import PANELS
+from gui.window.headless import add_arguments as add_panel_arguments
 from gui.system_deps import missing_message
 
 T0 = time.perf_counter()
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(missing, file=sys.stderr)
         return 2
     from core.errors import StudioError
-    from gui import headless_panels
+    from gui.window import headless as headless_panels
 
     try:
         headless_panels.check(args)
@@ -152,15 +152,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from PySide6 import QtWidgets
 
-    from gui.pg_config import configure
+    from gui.widgets.pg_config import configure
 
     configure()  # MainWindow and Heatmap do it too (for scripts and tests that skip main)
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
     icon = set_app_icon(app)
     from core.checkpoints.checkpoint import load_checkpoint
-    from gui.live_commands import start
-    from gui.main_window import MainWindow
+    from gui.state.live_commands import start
+    from gui.window.main_window import MainWindow
 
     win = MainWindow(font_family=family, font_size=args.font_size)
     win.setWindowIcon(icon)
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
         win.show()
         if args.present:
-            from gui.display import toggle_present
+            from gui.window.view_menu import toggle_present
 
             toggle_present(win)
         win.translate_when_loaded = bool(args.text)
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             print(headless_panels.run(win, app, args, ckpt))
         shown = win
         if args.present:
-            from gui.display import toggle_present
+            from gui.window.view_menu import toggle_present
 
             toggle_present(win)
             shown = win.present_window

@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.app import register_fonts
-from gui.main_window import MainWindow
+from gui.window.main_window import MainWindow
 
 LOAD_TIMEOUT_MS = 20000
 WORK_TIMEOUT_MS = 30000

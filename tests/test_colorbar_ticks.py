@@ -8,9 +8,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
-from gui.heatmap import Heatmap
-from gui.pair_views import DiffHeatmap
-from gui.strips import ValueStrip
+from gui.widgets.heatmap import Heatmap
+from gui.panels.pair_views import DiffHeatmap
+from gui.widgets.strips import ValueStrip
 
 
 def painted_ticks(axis) -> list[str]:

@@ -8,8 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 
-from gui.downsample import all_pool, max_pool
-from gui.head_grid import Cell, HeadGrid
+from gui.widgets.downsample import all_pool, max_pool
+from gui.widgets.head_grid import Cell, HeadGrid
 
 
 def test_max_pool_keeps_every_peak_and_fits():
@@ -79,7 +79,7 @@ def assert_no_overlap(rects):
 def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_src, n_tgt):
     from PySide6 import QtCore, QtGui
 
-    from gui.heatmap import Heatmap
+    from gui.widgets.heatmap import Heatmap
 
     src, tgt = LONG_SRC[:n_src - 1] + ["'"], LONG_TGT[:n_tgt]
     hm = Heatmap(pg.colormap.get("viridis"))
@@ -120,7 +120,7 @@ def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_sr
 def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
     from PySide6 import QtGui
 
-    from gui.mask_panel import MaskPanel
+    from gui.widgets.mask_panel import MaskPanel
 
     panel = MaskPanel()
     qtbot.addWidget(panel)

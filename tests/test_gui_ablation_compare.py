@@ -14,7 +14,7 @@ from PySide6 import QtCore
 from core.analysis.ablation import translate_ablated
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
-from gui.compare_data import head_map
+from gui.state.compare_data import head_map
 from tests.gui_support import ablate, compare, compare_checkpoints
 
 TEXT = "집에 누군가 있어?"
@@ -29,7 +29,7 @@ def window(window):
 
 
 def test_ablation_hint_fits_the_state(qtbot, tiny_checkpoint):
-    from gui.ablation_panel import NO_MODEL, READY, AblationPanel
+    from gui.panels.ablation import NO_MODEL, READY, AblationPanel
 
     p = AblationPanel()
     qtbot.addWidget(p)
@@ -197,7 +197,7 @@ def test_bad_input_keeps_the_last_result(qtbot, window, tmp_path):
 
 def test_compare_maps_rules():
     """Qt-free: B − A only with the same shape and tokens; masked cells (either run) are 0 and flagged."""
-    from gui.compare_data import HeadMap, compare_maps, position_labels
+    from gui.state.compare_data import HeadMap, compare_maps, position_labels
 
     rng = np.random.default_rng(0)
     wa, wb = rng.random((3, 4)), rng.random((3, 4))
@@ -253,8 +253,8 @@ def test_panels_return_to_their_own_place_in_the_tab_strip(qtbot, window):
 def test_colour_map_and_scale_restyle_the_tab_maps(qtbot, window, second_checkpoint):
     import pyqtgraph as pg
 
-    from gui import display
-    from gui.pair_views import DIVERGING
+    from gui.window import view_menu as display
+    from gui.panels.pair_views import DIVERGING
 
     ablate(qtbot, window, "1:1", "enc")
     compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 1, 3)

@@ -1,4 +1,4 @@
-"""Cancel stops an ablation or a comparison (gui/analysis_worker.py, the model worker's request-id
+"""Cancel stops an ablation or a comparison (gui/workers/analysis_worker.py, the model worker's request-id
 cancellation with the queues "ablate" and "compare"): the Cancel button is enabled while the run
 is on, the run stops (an ablation at its next decoder step, a comparison between its two runs),
 ``cancelled`` arrives for that request id, the tab's last result stays and the status bar says so.
@@ -15,8 +15,8 @@ import time
 import numpy as np
 from PySide6 import QtCore
 
-import gui.analysis_worker
-from gui.worker import Cancelled
+import gui.workers.analysis_worker
+from gui.workers.model_worker import Cancelled
 from tests.gui_support import ablate, compare
 
 TEXT = "집에 누군가 있어?"
@@ -65,7 +65,7 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     assert old is not None and old.result.heads == [(1, 2)] and old_npz
 
     held, polls_ablated, models = threading.Event(), [], []
-    real = gui.analysis_worker.ablation_report
+    real = gui.workers.analysis_worker.ablation_report
 
     def held_report(ckpt, text, heads, kind, should_stop=None, **options):
         models.append(ckpt.model)  # the analysis worker's own copy of the model
@@ -79,7 +79,7 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
             should_stop()
         return real(ckpt, text, heads, kind, should_stop=stop, **options)
 
-    monkeypatch.setattr(gui.analysis_worker, "ablation_report", held_report)
+    monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", held_report)
     got = record(window)
     p.heads.setText("2:1")
     p._sync_boxes("2:1")
@@ -96,7 +96,7 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     assert "cancelled" in p.status.text() and p.heads.text() == "1:2"  # the ticks show the kept result
     qtbot.waitUntil(lambda: not window.inputs.cancel_button.isEnabled(), timeout=5000)
 
-    monkeypatch.setattr(gui.analysis_worker, "ablation_report", real)
+    monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", real)
     ablate(qtbot, window, "2:1", "enc")  # the next ablation runs normally
     assert p.report is not old and p.report.result.heads == [(2, 1)] and tabs.ids["ablate"] in got["ablated"]
 
@@ -111,7 +111,7 @@ def test_cancel_stops_a_comparison_between_its_two_runs(qtbot, window, monkeypat
     assert old is not None and old.b.source.text == OTHER and old_npz
 
     held, calls = threading.Event(), []
-    real = gui.analysis_worker.translate
+    real = gui.workers.analysis_worker.translate
 
     def held_translate(ckpt, text, should_stop=None, **options):
         calls.append(text)
@@ -123,7 +123,7 @@ def test_cancel_stops_a_comparison_between_its_two_runs(qtbot, window, monkeypat
             pass
         return out
 
-    monkeypatch.setattr(gui.analysis_worker, "translate", held_translate)
+    monkeypatch.setattr(gui.workers.analysis_worker, "translate", held_translate)
     got = record(window)
     c.text_b.setText("앉아.")
     qtbot.mouseClick(c.compare_button, QtCore.Qt.MouseButton.LeftButton)
@@ -142,15 +142,15 @@ def test_cancel_drops_a_waiting_ablation_before_it_runs(qtbot, window, monkeypat
     tabs.compare.set_mode("inputs")
     tabs.compare.text_b.setText(OTHER)
     held, ran = threading.Event(), []
-    real = gui.analysis_worker.translate
+    real = gui.workers.analysis_worker.translate
 
     def held_translate(ckpt, text, should_stop=None, **options):
         held.set()
         wait_until_cancelled(should_stop)
         return real(ckpt, text, should_stop=should_stop, **options)
 
-    monkeypatch.setattr(gui.analysis_worker, "translate", held_translate)
-    monkeypatch.setattr(gui.analysis_worker, "ablation_report", lambda *a, **k: ran.append(a))
+    monkeypatch.setattr(gui.workers.analysis_worker, "translate", held_translate)
+    monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", lambda *a, **k: ran.append(a))
     got = record(window)
     qtbot.mouseClick(tabs.compare.compare_button, QtCore.Qt.MouseButton.LeftButton)
     waiting = tabs.ablate()  # queued behind the held comparison on the worker thread

@@ -1,4 +1,4 @@
-"""Runs that overlap in the Ablate heads / Compare tabs (gui/analysis_tabs.py, gui/analysis_worker.py):
+"""Runs that overlap in the Ablate heads / Compare tabs (gui/panels/analysis.py, gui/workers/analysis_worker.py):
 
 - a new ablation (comparison) cancels the tab's older one still running: it stops at its next
   decoder step (recorded ``cancelled`` id) instead of running to the end;
@@ -18,10 +18,10 @@ import threading
 import pytest
 from PySide6 import QtCore
 
-import gui.analysis_worker
+import gui.workers.analysis_worker
 from core.analysis.ablation import translate_ablated
 from core.decoding.translate import translate
-from gui.worker import Cancelled
+from gui.workers.model_worker import Cancelled
 from tests.gui_support import ablate, compare, compare_checkpoints, do
 from tests.test_gui_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled
 
@@ -39,7 +39,7 @@ def hold_first_ablation(monkeypatch):
     """The first ablation run afterwards waits (inside core, heads ablated) until it is cancelled;
     later runs are not held. Returns (held event, the models the runs used)."""
     held, models = threading.Event(), []
-    real = gui.analysis_worker.ablation_report
+    real = gui.workers.analysis_worker.ablation_report
 
     def held_report(ckpt, text, heads, kind, should_stop=None, **options):
         models.append(ckpt.model)
@@ -51,7 +51,7 @@ def hold_first_ablation(monkeypatch):
             should_stop()
         return real(ckpt, text, heads, kind, should_stop=stop, **options)
 
-    monkeypatch.setattr(gui.analysis_worker, "ablation_report", held_report)
+    monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", held_report)
     return held, models
 
 
@@ -78,7 +78,7 @@ def test_a_new_comparison_cancels_the_running_one(qtbot, window, monkeypatch):
     c.set_mode("inputs")
     c.text_b.setText(OTHER)
     held, calls = threading.Event(), []
-    real = gui.analysis_worker.translate
+    real = gui.workers.analysis_worker.translate
 
     def held_translate(ckpt, text, should_stop=None, **options):
         calls.append(text)
@@ -87,7 +87,7 @@ def test_a_new_comparison_cancels_the_running_one(qtbot, window, monkeypatch):
             wait_until_cancelled(should_stop)
         return real(ckpt, text, should_stop=should_stop, **options)
 
-    monkeypatch.setattr(gui.analysis_worker, "translate", held_translate)
+    monkeypatch.setattr(gui.workers.analysis_worker, "translate", held_translate)
     got = record(window)
     click(qtbot, c.compare_button)
     first = tabs.ids["compare"]
@@ -143,7 +143,7 @@ def test_cancel_while_checkpoint_b_loads(qtbot, window, monkeypatch, tiny_checkp
     old, old_npz = c.outcome, c.npz_extra()
     assert old is not None and old.label_b == f"B: {second_checkpoint.name}" and old_npz
     loading, release, loads, calls = threading.Event(), threading.Event(), [], []
-    real_load, real_translate = gui.analysis_worker.load_checkpoint, gui.analysis_worker.translate
+    real_load, real_translate = gui.workers.analysis_worker.load_checkpoint, gui.workers.analysis_worker.translate
 
     def slow_load(path, device="auto", progress=None):  # a long read that cannot be interrupted
         loading.set()
@@ -155,8 +155,8 @@ def test_cancel_while_checkpoint_b_loads(qtbot, window, monkeypatch, tiny_checkp
         calls.append(args[1])
         return real_translate(*args, **kwargs)
 
-    monkeypatch.setattr(gui.analysis_worker, "load_checkpoint", slow_load)
-    monkeypatch.setattr(gui.analysis_worker, "translate", counted_translate)
+    monkeypatch.setattr(gui.workers.analysis_worker, "load_checkpoint", slow_load)
+    monkeypatch.setattr(gui.workers.analysis_worker, "translate", counted_translate)
     got, answers = record(window), []
     tabs.answered.connect(answers.append)
     c.path_b.setText(str(tiny_checkpoint))  # not the cached B: it loads
@@ -181,7 +181,7 @@ def test_cancel_while_checkpoint_b_loads(qtbot, window, monkeypatch, tiny_checkp
 def test_cancelled_load_never_reports_a_load_error(tiny_checkpoint):
     """A Cancel seen inside core's weight reading (which wraps exceptions in CheckpointError)
     surfaces as :class:`Cancelled`, not as "checkpoint B could not be loaded"."""
-    w = gui.analysis_worker.AnalysisWorker(lambda: None)
+    w = gui.workers.analysis_worker.AnalysisWorker(lambda: None)
     polls = []
 
     def stop_in_weights():

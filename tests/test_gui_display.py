@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.fonts import minimum_sizes
-from gui.main_window import HOVER_HINT
+from gui.widgets.fonts import minimum_sizes
+from gui.window.main_window import HOVER_HINT
 
 from .conftest import ROOT
 from .gui_support import TEXT, do, type_and_translate  # the `window` fixture: tests/conftest.py
@@ -182,8 +182,8 @@ def _rgb(img: QtGui.QImage) -> np.ndarray:
 
 
 def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):  # noqa: F811
-    from gui.export import export_png
-    from gui.svg_export import export_svg, rasterize_svg
+    from gui.export.files import export_png
+    from gui.export.svg import export_svg, rasterize_svg
 
     window.inputs.pad_to.setValue(20)  # masked pad columns: the hatch overlay is an image too
     type_and_translate(qtbot, window)
@@ -207,7 +207,7 @@ def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):  # noqa:
 
 
 def test_cell_text_never_prints_a_near_one_weight_as_zero():
-    from gui.heatmap import cell_text
+    from gui.widgets.heatmap import cell_text
 
     assert [cell_text(v) for v in (0.0, 0.254, 0.994, 0.996, 1.0)] == [".00", ".25", ".99", "1.0", "1.0"]
 

@@ -19,9 +19,9 @@ from PySide6 import QtCore
 from core.analysis.inside import positional_matrix
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
-from gui.inside_panel import HINT
-from gui.strips import NEG_INF, ValueStrip, value_text
-from gui.view_data import masks_at
+from gui.panels.inside import HINT
+from gui.widgets.strips import NEG_INF, ValueStrip, value_text
+from gui.state.view_data import masks_at
 from tests.conftest import tiny_config
 from tests.gui_support import do, open_window, type_and_translate
 
@@ -177,7 +177,7 @@ def test_positional_tab_learned_table(qtbot, tmp_path, tiny_tokenizers):
 def test_npz_export_holds_the_inside_step_and_positional_matrix(qtbot, window, tmp_path, monkeypatch):
     from PySide6 import QtWidgets
 
-    from gui import display
+    from gui.window import view_menu as display
 
     window.inputs.pad_to.setValue(12)
     type_and_translate(qtbot, window)

@@ -11,8 +11,8 @@ from PySide6 import QtCore
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.app import register_fonts
-from gui.head_grid import Cell, HeadGrid
-from gui.main_window import MainWindow
+from gui.widgets.head_grid import Cell, HeadGrid
+from gui.window.main_window import MainWindow
 
 from .conftest import tiny_config
 

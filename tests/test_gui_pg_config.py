@@ -8,7 +8,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtGui
 
-from gui.pg_config import OPTIONS
+from gui.widgets.pg_config import OPTIONS
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def _corner_rgb(widget) -> tuple[int, int, int]:
 
 
 def test_main_window_without_main_has_a_white_background(qtbot, pg_defaults):
-    from gui.main_window import MainWindow
+    from gui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -42,7 +42,7 @@ def test_main_window_without_main_has_a_white_background(qtbot, pg_defaults):
 
 
 def test_heatmap_built_alone_is_white_and_row_major(qtbot, pg_defaults):
-    from gui.heatmap import Heatmap
+    from gui.widgets.heatmap import Heatmap
 
     hm = Heatmap(pg.colormap.get("viridis"))
     qtbot.addWidget(hm)

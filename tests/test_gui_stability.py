@@ -4,7 +4,7 @@ widgets. Guards against the PySide6 6.12.0 refcount bug that aborted the process
 from __future__ import annotations
 
 from bench.run import synthetic_translation
-from gui.main_window import MainWindow
+from gui.window.main_window import MainWindow
 
 
 def test_many_redraws_do_not_crash(qtbot):

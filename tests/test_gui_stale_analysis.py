@@ -11,7 +11,7 @@ import threading
 
 from PySide6 import QtCore
 
-import gui.analysis_worker
+import gui.workers.analysis_worker
 from tests.gui_support import WORK_TIMEOUT_MS, do
 
 TEXT = "집에 누군가 있어?"
@@ -19,17 +19,17 @@ OTHER = "제발 앉아."
 
 
 def hold(monkeypatch, name: str):
-    """Make ``gui.analysis_worker.<name>`` wait for the returned ``release`` event before it runs;
+    """Make ``gui.workers.analysis_worker.<name>`` wait for the returned ``release`` event before it runs;
     ``entered`` is set once the run has started."""
     entered, release = threading.Event(), threading.Event()
-    real = getattr(gui.analysis_worker, name)
+    real = getattr(gui.workers.analysis_worker, name)
 
     def held(*args, **kwargs):
         entered.set()
         assert release.wait(20), "the test never released the run"
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gui.analysis_worker, name, held)
+    monkeypatch.setattr(gui.workers.analysis_worker, name, held)
     return entered, release
 
 

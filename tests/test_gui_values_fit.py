@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtGui
 
-from gui.display import toggle_present
+from gui.window.view_menu import toggle_present
 from tests.gui_support import do, open_window, type_and_translate
 
 from .conftest import ROOT

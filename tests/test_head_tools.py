@@ -16,8 +16,8 @@ from core.analysis import head_stats
 from core.analysis.maps import AttentionMaps
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
-from gui.export import export_npz
-from gui.main_window import MainWindow
+from gui.export.files import export_npz
+from gui.window.main_window import MainWindow
 from tests.gui_support import do, type_and_translate
 
 TEXT = "집에 누군가 있어?"
@@ -225,7 +225,7 @@ def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
 def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
     import pyqtgraph as pg
 
-    from gui.head_grid import Cell, HeadGrid
+    from gui.widgets.head_grid import Cell, HeadGrid
 
     rng = np.random.default_rng(0)
     heads = [Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
@@ -292,7 +292,7 @@ def test_headless_screenshot_with_heads_tab_and_alignment(qtbot, tiny_checkpoint
 def test_file_export_writes_the_alignment_shown(qtbot, window, tmp_path, monkeypatch):
     from PySide6 import QtWidgets
 
-    from gui import display
+    from gui.window import view_menu as display
 
     result = type_and_translate(qtbot, window)
     window.set_view("encoder")
@@ -312,7 +312,7 @@ def test_alignment_labels_never_overlap_and_stay_legible(qtbot, n_rows):
     gap at a legible size; when they do not fit, the panel scrolls instead of squeezing them."""
     from PySide6 import QtGui
 
-    from gui.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
+    from gui.widgets.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
     from gui.app import register_fonts
     from tests.test_display import assert_no_overlap
 

@@ -17,7 +17,7 @@ from .conftest import ROOT
 
 QT = ("PySide6", "pyqtgraph", "PyQt5", "PyQt6", "shiboken6")
 # the GUI modules that hold state and data only (testable without a display)
-QT_FREE = ("gui.view_model", "gui.view_data", "gui.derived", "gui.compare_data", "gui.live_commands",
+QT_FREE = ("gui.state.view_model", "gui.state.view_data", "gui.state.derived", "gui.state.compare_data", "gui.state.live_commands",
            "gui.system_deps")
 
 
@@ -143,7 +143,9 @@ def test_one_name_for_each_attention_kind():
     from core.analysis import head_stats
     from core.transformer import ablation
     from core.transformer.kinds import KINDS, VIEW_TO_KIND, AttentionKind
-    from gui import compare_data, derived, inside_panel
+    from gui.state import compare_data
+    from gui.state import derived
+    from gui.panels import inside as inside_panel
 
     assert KINDS == ("enc", "dec", "cross") and AttentionKind.DEC == "dec"
     assert AttentionKind.from_view("cross") is AttentionKind.CROSS and AttentionKind.ENC.view == "encoder"

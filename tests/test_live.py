@@ -16,7 +16,7 @@ from core.decoding.live import LiveDecoder
 from core.decoding.session import DecodeSession, teacher_forced
 from core.decoding.translate import translate
 from core.errors import InputError
-from gui.view_model import ViewModel
+from gui.state.view_model import ViewModel
 
 TEXT = "집에 누군가 있어?"
 
@@ -27,7 +27,7 @@ def ck(tiny_checkpoint):
 
 
 def test_view_model_is_qt_free():
-    code = "import sys, gui.view_model; print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))"
+    code = "import sys, gui.state.view_model; print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).parent.parent)
     assert out.stdout.strip() == "[]"

@@ -19,7 +19,7 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.live import LiveDecoder
 from core.decoding.translate import translate
-from gui.view_model import ViewModel
+from gui.state.view_model import ViewModel
 
 from .marian_fixtures import build_marian, require_import_extra
 

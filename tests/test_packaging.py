@@ -54,6 +54,9 @@ def test_known_exceptions_are_still_needed():
 def test_wheel_package_data_carries_the_default_model_and_assets():
     cfg = _pyproject()["tool"]["setuptools"]
     assert set(INSTALLED) <= set(cfg["packages"]) and "bench" not in cfg["packages"]
+    subpackages = {str(init.parent.relative_to(ROOT)).replace("/", ".") for top in ("core", "gui")
+                   for init in (ROOT / top).rglob("__init__.py")}
+    assert subpackages <= set(cfg["packages"]), f"not in the wheel: {sorted(subpackages - set(cfg['packages']))}"
     data = cfg["package-data"]
 
     def shipped(package: str) -> set[str]:

@@ -164,7 +164,7 @@ def test_random_unicode_never_crashes_or_gives_nan(ck, text):
 def test_gui_never_blocked_over_100ms_during_long_beam_and_cancel_works(qtbot):
     from PySide6 import QtCore
 
-    from gui.main_window import MainWindow
+    from gui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

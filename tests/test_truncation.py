@@ -75,7 +75,7 @@ def test_cli_reports_a_cut_source(tiny_checkpoint, capsys):
 
 
 def test_gui_status_bar_shows_a_cut_reference(qtbot, tiny_checkpoint):
-    from gui.main_window import MainWindow
+    from gui.window.main_window import MainWindow
 
     win = MainWindow()
     qtbot.addWidget(win)

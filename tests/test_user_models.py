@@ -64,8 +64,8 @@ def test_import_marian_without_out_writes_to_the_user_folder(user_dir, tmp_path,
 
 
 def test_models_menu_lists_shipped_and_user_models(qtbot, user_dir, monkeypatch):
-    from gui import models_menu
-    from gui.main_window import MainWindow
+    from gui.window import models_menu
+    from gui.window.main_window import MainWindow
 
     (user_dir / "mine").mkdir(parents=True)
     (user_dir / "mine" / "config.json").write_text("{}", encoding="utf-8")
@@ -87,7 +87,7 @@ def test_models_menu_lists_shipped_and_user_models(qtbot, user_dir, monkeypatch)
 def test_models_menu_says_when_the_user_has_none(qtbot, user_dir):
     from PySide6 import QtWidgets
 
-    from gui import models_menu
+    from gui.window import models_menu
 
     class Win:  # the two attributes the menu reads
         checkpoint_path = None

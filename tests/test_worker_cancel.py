@@ -1,4 +1,4 @@
-"""Cancellation by request id (gui/worker.py): Cancel, a newer request and closing the window drop
+"""Cancellation by request id (gui/workers/model_worker.py): Cancel, a newer request and closing the window drop
 the running translation *and* the ones still waiting in the worker's queue (a waiting request is
 answered with ``cancelled`` and never runs)."""
 
@@ -10,15 +10,15 @@ import time
 import pytest
 from PySide6 import QtCore
 
-import gui.worker
-from gui.main_window import MainWindow
-from gui.worker import TranslateRequest
+import gui.workers.model_worker
+from gui.window.main_window import MainWindow
+from gui.workers.model_worker import TranslateRequest
 
 from .test_decoding import SENTENCES
 
 
 class FakeTranslate:
-    """Stands in for the worker's start of a request (gui.live_commands.start): texts starting
+    """Stands in for the worker's start of a request (gui.state.live_commands.start): texts starting
     with "block" poll ``should_stop`` until cancelled (a search that never ends by itself);
     others start the real live decoder."""
 
@@ -47,11 +47,11 @@ def app(qtbot, tiny_checkpoint, monkeypatch):
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.worker.loaded, timeout=20000):
         win.load_checkpoint(str(tiny_checkpoint), "cpu")
-    fake = FakeTranslate(gui.worker.start)
-    monkeypatch.setattr(gui.worker, "start", fake)
+    fake = FakeTranslate(gui.workers.model_worker.start)
+    monkeypatch.setattr(gui.workers.model_worker, "start", fake)
     gate = threading.Event()  # a checkpoint load that cannot be interrupted, until the gate opens
-    real_load = gui.worker.load_checkpoint
-    monkeypatch.setattr(gui.worker, "load_checkpoint",
+    real_load = gui.workers.model_worker.load_checkpoint
+    monkeypatch.setattr(gui.workers.model_worker, "load_checkpoint",
                         lambda path, device="auto", **kw: gate.wait(20) and real_load(path, device, **kw))
     events = {"cancelled": [], "translated": []}
     win.worker.cancelled.connect(events["cancelled"].append)

@@ -1,0 +1,252 @@
+"""Adds the "Ablate heads" and "Compare" tabs to the main window and wires them to an
+:class:`~gui.workers.analysis_worker.AnalysisWorker` living on its own thread (so the main input can
+translate and step while a run goes on; the window's Translate button follows only its own queue).
+
+The panels follow the main window: the head they draw is the one selected in the grid (view kind,
+layer, head; in the Masks view the first ablated head, or cross-attention L1 H1), the top-k is at
+the main view's step. A new request of a tab cancels that tab's older one (running: it stops at
+its next decoder step; waiting: it never runs); failures leave the last result.
+Cancel (:meth:`AnalysisTabs.cancel`, from the window's Cancel button) drops a running or waiting
+ablation or comparison through the model worker's request-id cancellation (queues "ablate" and
+"compare"); the tab returns to idle at once (even while checkpoint B is still loading), a late
+answer is discarded, the last result stays and the status bar says so.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore
+
+from core.errors import InputError
+from gui.panels.ablation import AblationPanel
+from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
+from gui.state.compare_data import VIEW_KIND
+from gui.panels.compare import ComparePanel
+
+
+class AnalysisTabs(QtCore.QObject):
+    """``ablation`` and ``compare`` panels (tabs of ``win.live.tabs``) and their ``worker``.
+
+    ``request_ablate(int id, AblateRequest)`` / ``request_compare(int id, CompareRequest)`` reach
+    the worker through queued connections (it lives on its own ``thread``); ``answered(str panel)`` is
+    emitted on the GUI thread once the latest request's result, error or cancellation is shown.
+    ``pending[panel]`` is the id of the request the tab still waits for (None: idle); the window's
+    busy state for that queue (:meth:`gui.widgets.controls.InputBar.set_busy`) follows it."""
+
+    request_ablate = QtCore.Signal(int, object)
+    request_compare = QtCore.Signal(int, object)
+    answered = QtCore.Signal(str)  # "ablate" or "compare": the latest request's answer is on screen
+
+    def __init__(self, win) -> None:
+        super().__init__(win)
+        self.win = win
+        self.ids = {"ablate": 0, "compare": 0}
+        self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
+        self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
+        self._main_answers = 0  # main translations drawn so far (a late analysis answer checks it)
+        self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
+        self.worker = AnalysisWorker(lambda: win.worker.checkpoint, win.worker.is_dropped)
+        self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
+        self.worker.moveToThread(self.thread)
+        self.ablation, self.compare = AblationPanel(), ComparePanel()
+        for panel in (self.ablation, self.compare):
+            panel.tabs = win.live.tabs
+            win.live.tabs.addTab(panel, panel.tab_title)
+        self.request_ablate.connect(self.worker.ablate)
+        self.request_compare.connect(self.worker.compare)
+        self.worker.ablated.connect(self._on_ablated)
+        self.worker.compared.connect(self._on_compared)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
+        # bound methods of this GUI-thread object, never lambdas: a lambda connected to a signal of
+        # the worker would run on the worker's thread
+        win.worker.loaded.connect(self._on_loaded)
+        self.ablation.ablate_requested.connect(self.ablate)
+        self.compare.compare_requested.connect(self.run_compare)
+        win.grid.clicked.connect(self.refresh_later)
+        win.view_selector.currentIndexChanged.connect(self.refresh_later)
+        win.worker.translated.connect(self._on_translated)
+        self.thread.start()
+
+    def stop(self) -> None:
+        """On closing the window, after ``win.worker.shutdown()`` (which drops every request, so a
+        running analysis stops at its next step): end the analysis thread."""
+        self.thread.quit()
+        self.thread.wait()
+
+    # ---------- requests ----------
+    def _next(self, panel: str) -> int:
+        """A new request id for ``panel``: the older ones are cancelled (a running one stops at its
+        next decoder step instead of running to the end; waiting ones are skipped)."""
+        self.win.worker.cancel(self.ids[panel], panel)
+        self.ids[panel] += 1
+        self._asked_at[panel] = self._main_answers
+        self.worker.supersede(panel, self.ids[panel])
+        self._set_pending(panel, self.ids[panel])
+        return self.ids[panel]
+
+    def _set_pending(self, panel: str, rid: int | None) -> None:
+        self.pending[panel] = rid
+        self.win.inputs.set_busy(rid is not None, panel)  # Cancel stays enabled while one waits
+
+    def _answer(self, panel: str, rid: int) -> bool:
+        """True (and the tab idle) if ``rid`` is the answer the tab waits for; else ignore it: a
+        superseded request's, or one answered already by :meth:`cancel`."""
+        if rid != self.pending[panel]:
+            return False
+        self._set_pending(panel, None)
+        return True
+
+    def ablate(self) -> int:
+        """Ablate the ticked heads on the sentence typed in the main input (its beam and pad-to)."""
+        w, p = self.win, self.ablation
+        req = AblateRequest(w.inputs.text.text(), p.heads.text(), p.core_kind, w.inputs.beam_size(),
+                            w.inputs.pad_to.value() or None)
+        p.status.setText("ablating …")
+        rid = self._next("ablate")
+        self.request_ablate.emit(rid, req)
+        return rid
+
+    def run_compare(self) -> int:
+        """Compare two inputs (A empty: the main input) or the main input on two checkpoints."""
+        w, p = self.win, self.compare
+        text_a = p.text_a.text().strip() or w.inputs.text.text()
+        self._a_from_main["pending"] = not p.text_a.text().strip()
+        req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(),
+                             w.inputs.beam_size(), w.inputs.pad_to.value() or None)
+        p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
+        rid = self._next("compare")
+        self.request_compare.emit(rid, req)
+        return rid
+
+    def cancel(self) -> None:
+        """Cancel the latest ablation and comparison (and older ones still waiting): a running
+        one stops at its next decoder step (or checkpoint B's load at its next progress report);
+        the tab goes idle now, keeps its last result and ignores the run's late answer."""
+        for panel, rid in self.ids.items():
+            self.win.worker.cancel(rid, panel)
+            if self.pending[panel] is not None:
+                self._on_cancelled(self.pending[panel], panel)
+
+    # ---------- answers (GUI thread) ----------
+    @QtCore.Slot(object)
+    def _on_loaded(self, ckpt) -> None:
+        ran = set()
+        for name, rid in self.ids.items():  # a run on the old model would answer late: drop it
+            self.win.worker.cancel(rid, name)
+            if self._answer(name, rid):
+                ran.add(name)
+        self.ablation.set_model(ckpt.config)
+        for name, panel in (("ablate", self.ablation), ("compare", self.compare)):
+            if panel.npz_extra() or name in ran:
+                panel.clear_result("a model was loaded since: press the button again")
+            if name in ran:
+                self.answered.emit(name)
+
+    @QtCore.Slot()
+    def refresh_later(self, *_) -> None:
+        """Refresh once the window has drawn what changed (its own slots run first)."""
+        QtCore.QTimer.singleShot(0, self.refresh)
+
+    @QtCore.Slot()
+    def _on_translated(self, *_) -> None:
+        """A new main result (the window's slot runs first): drop results of another sentence."""
+        QtCore.QTimer.singleShot(0, self._after_translated)
+
+    def _after_translated(self) -> None:
+        self._main_answers += 1
+        self.drop_stale()
+        self.refresh()
+
+    def selection(self, fallback: tuple[str, int, int]) -> tuple[str, int, int]:
+        """(view kind, 0-based layer, head) selected in the main grid; ``fallback`` in the Masks view."""
+        vm = self.win.vm
+        if vm.kind == "masks":
+            return fallback
+        return vm.kind, int(vm.selected[0]), int(vm.selected[1])
+
+    def _ablation_selection(self) -> tuple[str, int, int]:
+        r = self.ablation.report.result
+        la, h = r.heads[0]
+        return self.selection((VIEW_KIND[r.kind], la - 1, h - 1))
+
+    def _on_ablated(self, rid: int, report, ms: float) -> None:
+        if not self._answer("ablate", rid):
+            return
+        old = self.ablation.report
+        self.ablation.report = report
+        try:
+            self.ablation.show_report(report, ms, self._ablation_selection(), self.win.vm.step)
+        except InputError as exc:
+            self.ablation.report = old
+            self.ablation.show_error(str(exc))
+        self._drop_if_overtaken("ablate")
+        self.answered.emit("ablate")
+
+    def _on_compared(self, rid: int, outcome, ms: float) -> None:
+        if self._answer("compare", rid):
+            self._a_from_main["shown"] = self._a_from_main["pending"]
+            self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
+            self._drop_if_overtaken("compare")
+            self.answered.emit("compare")
+
+    def _on_failed(self, rid: int, panel: str, reason: str) -> None:
+        if self._answer(panel, rid):
+            (self.ablation if panel == "ablate" else self.compare).show_error(reason)
+            self.answered.emit(panel)
+
+    def _on_cancelled(self, rid: int, panel: str) -> None:
+        if self._answer(panel, rid):
+            what = "ablation" if panel == "ablate" else "comparison"
+            (self.ablation if panel == "ablate" else self.compare).show_error(f"{what} cancelled")
+            self.win.status.showMessage(f"{what} cancelled; the last result stays on screen", 5000)
+            self.answered.emit(panel)
+
+    def _drop_if_overtaken(self, panel: str) -> None:
+        """A run answered after a main translation that arrived while it ran: that translation
+        could not clear it yet, so apply the same rule now (:meth:`drop_stale`)."""
+        if self._asked_at[panel] != self._main_answers:
+            self.drop_stale()
+
+    def drop_stale(self) -> None:
+        """After a new main translation: clear a result made for another sentence, the ablation
+        (always of the main input) and a comparison whose A was the main input."""
+        result = self.win.result
+        if result is None:
+            return
+        text = result.source.text
+        rep = self.ablation.report
+        if rep is not None and rep.result.original.source.text != text:
+            self.ablation.clear_result("the sentence changed: press Ablate again")
+        o = self.compare.outcome
+        if o is not None and self._a_from_main["shown"] and o.a.source.text != text:
+            self.compare.clear_result("the sentence changed: press Compare again")
+
+    def npz_extra(self) -> dict:
+        """Both tabs' results on screen for File → Export (.npz): ``ablate_*``, ``compare_*``
+        (each self-describing: its source texts are included). A result of a sentence the main
+        window no longer shows was cleared when that translation arrived (:meth:`drop_stale`)."""
+        return {**self.ablation.npz_extra(), **self.compare.npz_extra()}
+
+    def set_colormap(self, cmap) -> None:
+        """View → Colour map: both tabs' maps (not the diverging difference map)."""
+        for panel in (self.ablation, self.compare):
+            panel.maps.set_colormap(cmap)
+
+    def set_scale(self, scale: str) -> None:
+        """View → Colour scale ("fixed" [0, 1] or "per-map"): both tabs' maps, redrawn."""
+        for panel in (self.ablation, self.compare):
+            panel.maps.set_scale(scale)
+
+    def refresh(self) -> None:
+        """Follow the main window's selected head and step."""
+        try:
+            if self.ablation.report is not None:
+                self.ablation.refresh(self._ablation_selection(), self.win.vm.step)
+        except InputError as exc:
+            self.ablation.show_error(str(exc))
+        self.compare.refresh(self.selection(("cross", 0, 0)))
+
+
+def install(win) -> AnalysisTabs:
+    """Create the tabs for ``win`` (a :class:`gui.window.main_window.MainWindow` after its LiveController)."""
+    return AnalysisTabs(win)

@@ -1,0 +1,178 @@
+"""The positional encodings the model adds to its embeddings (§3.5): the ``[positions, d_model]``
+matrix of the loaded model — sinusoidal (either layout) or the learned table — with the rows of
+the current source or target tokens framed and labelled "position ⟨token⟩".
+
+The matrix comes from :func:`core.analysis.inside.positional_matrix`, read once per loaded
+checkpoint in the worker thread (the GUI never touches the model); the view shows its first rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.analysis.inside import positional_matrix
+from gui.widgets.heatmap import MatrixImage, colour_bar
+from gui.widgets.labels import token_axes
+from gui.widgets.strips import PopOut, signed_levels
+from gui.state.view_data import quote
+from gui.panels.worker_tab import WorkerTab
+
+SIDES = {"src": "source (encoder input)", "tgt": "target (decoder input, [BOS] first)"}
+MARGIN = 8  # rows shown past the last token (unless "all positions" is ticked)
+EDGE = (230, 120, 0)  # the lines around the current tokens' rows
+
+
+def read_tables(ckpt) -> dict:
+    """Worker side: both tables in full (``[max_len, d_model]`` float32) and their kind."""
+    m = ckpt.model
+    return {"positional": "positional", "kind": m.src_pos.kind, "max_len": m.src_pos.max_len,
+            "src": positional_matrix(m, "src").numpy(), "tgt": positional_matrix(m, "tgt").numpy()}
+
+
+class PositionalPanel(WorkerTab):
+    """The tab. ``matrix`` is the ``[n, d_model]`` array drawn (rows 0..n-1 of the table),
+    ``tokens`` the current tokens whose rows are marked (position i = token i)."""
+
+    def __init__(self, win) -> None:
+        super().__init__(win, poll_ms=150)
+        self.tables: dict | None = None
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.tokens: list[str] = []
+        self._seen: tuple | None = None
+        top = QtWidgets.QHBoxLayout()
+        self.side = QtWidgets.QComboBox()
+        for key, label in SIDES.items():
+            self.side.addItem(label, key)
+        self.all_rows = QtWidgets.QCheckBox("all max_len positions")
+        self.popout_button = QtWidgets.QPushButton("Own window ⇱")
+        for w in (QtWidgets.QLabel("Table:"), self.side, self.all_rows):
+            top.addWidget(w)
+        top.addStretch(1)
+        top.addWidget(self.popout_button)
+        self.message = QtWidgets.QLabel("No model loaded yet.")
+        self.message.setWordWrap(True)
+        self.plots = pg.GraphicsLayoutWidget()
+        self.plots.setBackground("w")
+        self.plot = self.plots.addPlot(row=0, col=0, axisItems=token_axes("left"))
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)
+        cmap = pg.colormap.get("CET-D1")
+        self.image = MatrixImage(self.plot.getViewBox(), cmap)
+        self.colorbar = colour_bar((-1, 1), cmap)  # learned tables: small ranges, no hidden SI scale
+        self.colorbar.setImageItem(self.image.image)
+        self.plots.addItem(self.colorbar, row=0, col=1)
+        self.band = pg.LinearRegionItem(orientation="horizontal", movable=False, brush=pg.mkBrush(None),
+                                        pen=pg.mkPen(EDGE, width=3))  # the tokens' rows, never tinted
+        self.plot.addItem(self.band)
+        self.row_lines: list[pg.InfiniteLine] = []  # thin lines between the tokens' rows
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.plots, 1)
+        self.plots.hide()
+        self.popout = PopOut(win.live.tabs, self, "Positional encoding", win)
+        self.popout_button.clicked.connect(self.popout.toggle)
+        self.side.currentIndexChanged.connect(lambda _: self.refresh())
+        self.all_rows.toggled.connect(lambda _: self.refresh())
+        win.worker.loaded.connect(self.load)
+
+    def load(self, _ckpt=None) -> None:
+        """A model was loaded: read its tables in the worker thread."""
+        self.tables = None
+        self.message.setText("reading the positional encodings …")
+        self.ask(read_tables)
+
+    def _on_failed(self, tag: int, reason: str) -> None:
+        if tag == self._tag:
+            self.tables = None
+            self.show_message(f"⚠ {reason}")
+
+    def _on_computed(self, tag: int, value) -> None:
+        if tag == self._tag and isinstance(value, dict) and value.get("positional"):
+            self.tables = value
+            self._seen = None
+            self.refresh()
+
+    def show_message(self, text: str) -> None:
+        self.matrix = np.zeros((0, 0), dtype=np.float32)
+        self.message.setText(text)
+        self.plots.hide()
+
+    def refresh(self) -> None:
+        """Redraw when the table, the side, the tokens or the font changed."""
+        vm = self.win.vm
+        side = self.side.currentData()
+        r = vm.result
+        tokens = [] if r is None else list(r.maps.src_tokens if side == "src" else r.maps.truncated(vm.step).tgt_tokens)
+        key = (id(self.tables), side, tuple(tokens), self.all_rows.isChecked(), self.win.font().pointSize())
+        if key == self._seen:
+            return
+        self._seen = key
+        if self.tables is None:
+            if self._tag is None:
+                self.show_message("No model loaded yet.")
+            return
+        self.show_table(side, tokens)
+
+    def show_table(self, side: str, tokens: list[str]) -> None:
+        """Draw rows 0..n-1 of ``side``'s table, n = max_len (all) or the tokens + MARGIN."""
+        t = self.tables
+        full = t[side]
+        n = t["max_len"] if self.all_rows.isChecked() else min(t["max_len"], max(len(tokens), 1) + MARGIN)
+        tokens = tokens[:n]
+        self.matrix, self.tokens = full[:n], tokens
+        rows, d = self.matrix.shape
+        levels = (-1.0, 1.0) if t["kind"] != "learned" else signed_levels(self.matrix)
+        self.image.set(self.matrix, None, levels=levels)
+        self.colorbar.setLevels(levels)
+        font = QtGui.QFont(self.win.font())
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        for ax in (left, bottom):
+            ax.setStyle(tickFont=font)
+        left.setTicks([[(i + 0.5, f"{i} {quote(tok)}") for i, tok in enumerate(tokens)]])
+        css = {"font-size": f"{font.pointSize()}pt"}
+        self.plot.setLabel("left", "position (marked: the current tokens)", **css)
+        self.plot.setLabel("bottom", f"feature of d_model (0 … {d - 1})", **css)
+        what = ("learned table" if t["kind"] == "learned" else
+                "sinusoids, Marian layout (sines, then cosines)" if t["kind"] == "sinusoidal_halves" else
+                "sinusoids §3.5: PE(pos, 2i) = sin(pos/10000^(2i/d_model)), PE(pos, 2i+1) = cos(…)")
+        self.plot.setTitle(f"{SIDES[side]}: {what}", size=f"{font.pointSize()}pt")
+        self.band.setRegion((0, len(tokens)))
+        self.band.setVisible(bool(tokens))
+        while len(self.row_lines) < len(tokens):
+            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(EDGE, width=1))
+            self.plot.addItem(line)
+            self.row_lines.append(line)
+        for i, line in enumerate(self.row_lines):
+            line.setPos(i + 1)
+            line.setVisible(i + 1 < len(tokens))
+        self.plot.getViewBox().setRange(QtCore.QRectF(0, 0, d, rows), padding=0)
+        note = "" if tokens else " No sentence yet: translate one to mark its tokens' rows."
+        self.message.setText(f"Positions 0 … {rows - 1} of {t['max_len']} × d_model {d}; the {len(tokens)} current "
+                             f"tokens' rows are framed in orange (position i = token i).{note}")
+        self.plots.show()
+
+    def npz_extra(self) -> dict[str, np.ndarray]:
+        """For File → Export (.npz): ``positional_matrix`` ``[n, d_model]`` as drawn, the marked
+        ``positional_tokens`` (position i = token i) and ``positional_what`` (side, kind).
+        Empty before a model is loaded."""
+        self.refresh()  # a hidden tab may still show an earlier sentence's tokens
+        if self.matrix.size == 0 or self.tables is None:
+            return {}
+        return {"positional_matrix": self.matrix, "positional_tokens": np.array(self.tokens, dtype=str),
+                "positional_what": np.array([self.side.currentData(), self.tables["kind"]])}
+
+
+def install(win) -> tuple:
+    """Add the inside-one-step and positional-encoding tabs to ``win.live.tabs``."""
+    from gui.panels.inside import InsidePanel
+
+    win.inside_panel, win.positional_panel = InsidePanel(win), PositionalPanel(win)
+    win.live.tabs.addTab(win.inside_panel, "Inside one step")
+    win.live.tabs.addTab(win.positional_panel, "Positional encoding")
+    return win.inside_panel, win.positional_panel

@@ -1,0 +1,135 @@
+"""Derived views of the attention on screen, without Qt: the mean over heads per layer,
+the encoder attention rollout, the head table and the arrays the .npz export adds.
+
+Every number comes from :mod:`core.analysis.head_stats` applied to the model's own tensors (the
+maps of the result at step k); nothing is recomputed differently here. Masks are bool,
+**True = masked** (may not attend), as everywhere in the app.
+
+Derived cells are keyed ``("mean", layer)`` (0-based layer) and ``("rollout", 0)``; their titles
+end in "(derived)" so the grid, the enlarged map and the export can never pass them off as heads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from core.analysis import head_stats
+from core.decoding.translate import Translation
+from core.transformer.kinds import VIEW_TO_KIND
+from gui.state.view_data import ViewData, view_at, view_title
+
+#: view kind (gui) → attention kind (core.analysis.head_stats)
+CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
+DERIVED = "(derived)"
+#: head_stats labels as the table shows them
+LABEL_TEXT = {"previous": "previous token", "same": "same position", "next": "next token",
+              "sink": "sink ([EOS] / punct.)", "monotone": "monotone (diagonal)", "broad": "broad", "mixed": "mixed"}
+#: the numeric HeadStats fields exported per head (max_entropy is one value per kind)
+COLUMNS = ("layer", "head", "entropy", "max_entropy", "prev", "same", "next", "sink", "monotone")
+NEXT_IMPOSSIBLE = "impossible"
+
+
+@dataclass
+class DerivedMap:
+    """One derived map as the enlarged heatmap and the alignment lines show it: ``matrix
+    [rows, cols]``, ``mask`` (True = masked) and the axes, with a title that says it is derived."""
+
+    key: tuple
+    title: str
+    matrix: np.ndarray
+    mask: np.ndarray
+    row_tokens: list[str]
+    col_tokens: list[str]
+    row_label: str
+    col_label: str
+
+
+def is_derived(key) -> bool:
+    """True for a derived cell's key (``("mean", layer)`` or ``("rollout", 0)``)."""
+    return isinstance(key, tuple) and len(key) == 2 and key[0] in ("mean", "rollout")
+
+
+def layer_means(v: ViewData) -> np.ndarray:
+    """``[L, rows, cols]`` float32: :func:`head_stats.mean_over_heads` of the view's weights."""
+    return head_stats.mean_over_heads(torch.from_numpy(np.ascontiguousarray(v.weights))).numpy()
+
+
+def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
+    """The derived cells of view ``v`` at step ``k``: one "L<i> mean (derived)" per layer and, for
+    the encoder, "rollout (derived)" (Abnar & Zuidema 2020, :func:`head_stats.rollout`:
+    ``[S, S]``, rows = top-layer positions, columns = input tokens). Decoder and cross views get
+    means only (the rollout is defined over the encoder's stacked self-attention)."""
+    out = [DerivedMap(("mean", li), f"L{li + 1} mean {DERIVED}", m, v.mask, v.row_tokens, v.col_tokens,
+                      v.row_label, v.col_label) for li, m in enumerate(layer_means(v))]
+    if v.kind == "encoder":
+        roll = head_stats.rollout(result.maps.encoder_self).numpy()
+        out.append(DerivedMap(("rollout", 0), f"rollout {DERIVED}", roll, v.mask, v.row_tokens, v.col_tokens,
+                              "top-layer position", "input token"))
+    return out
+
+
+def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
+    """The enlarged map's title for a derived cell (``result``: the Translation it comes from,
+    for :func:`gui.state.view_data.view_title`)."""
+    name = view_title(result, kind)
+    if d.key[0] == "rollout":
+        return (f"{name} — attention rollout over all layers {DERIVED}: "
+                "head mean + identity, rows renormalized, multiplied")
+    return f"{name} — layer {d.key[1] + 1}, mean over heads {DERIVED}"
+
+
+def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:
+    """``[rows]`` bool: False where the query is a padding position (as :func:`head_stats.kind_masks`)."""
+    return head_stats.kind_masks(result.maps.truncated(k), CORE_KIND[kind])[2].numpy().astype(bool)
+
+
+def head_rows(result: Translation, k: int, kind: str) -> list[head_stats.HeadStats]:
+    """The head table of one view kind at step ``k`` (layer, head order; 1-based), from
+    :func:`head_stats.head_table` on the maps the model computed up to that step; empty while the
+    view has no query or no key (decoder and cross before the first step)."""
+    maps = result.maps.truncated(k)
+    if 0 in head_stats.kind_masks(maps, CORE_KIND[kind])[0].shape[-2:]:
+        return []  # head_table cannot index an empty key axis (core: sink_keys is a float tensor then)
+    return head_stats.head_table(maps, CORE_KIND[kind])
+
+
+def label_text(h: head_stats.HeadStats) -> str:
+    return LABEL_TEXT.get(h.label, h.label)
+
+
+def table_arrays(rows: list[head_stats.HeadStats], prefix: str) -> dict[str, np.ndarray]:
+    """The head table as columns: ``{prefix}layer``/``head`` (1-based int), the float measures
+    (NaN where a measure does not apply, e.g. prev/same/next in cross-attention), ``label``,
+    ``next_possible`` and ``note``."""
+    out: dict[str, np.ndarray] = {}
+    for field in COLUMNS:
+        vals = [getattr(h, field) for h in rows]
+        if field in ("layer", "head"):
+            out[prefix + field] = np.array(vals, dtype=np.int64)
+        else:
+            out[prefix + field] = np.array([np.nan if x is None else x for x in vals], dtype=np.float64)
+    out[prefix + "label"] = np.array([h.label for h in rows], dtype=str)
+    out[prefix + "next_possible"] = np.array([h.next_possible for h in rows], dtype=bool)
+    out[prefix + "note"] = np.array([h.note for h in rows], dtype=str)
+    return out
+
+
+def derived_arrays(result: Translation, k: int) -> dict[str, np.ndarray]:
+    """Every derived view at step ``k`` for the .npz export: ``derived_mean_<kind>``
+    ``[L, rows, cols]`` for encoder, decoder and cross, ``derived_rollout`` ``[S, S]``, and the
+    head table of each kind as ``derived_heads_<kind>_<column>`` (see :func:`table_arrays`)."""
+    out: dict[str, np.ndarray] = {}
+    for kind in CORE_KIND:
+        v = view_at(result, k, kind)
+        out[f"derived_mean_{kind}"] = layer_means(v)
+        out.update(table_arrays(head_rows(result, k, kind), f"derived_heads_{kind}_"))
+    out["derived_rollout"] = head_stats.rollout(result.maps.encoder_self).numpy()
+    return out
+
+
+__all__ = ["CORE_KIND", "COLUMNS", "DERIVED", "DerivedMap", "LABEL_TEXT", "NEXT_IMPOSSIBLE", "derived_arrays",
+           "derived_maps", "enlarged_title", "head_rows", "is_derived", "label_text", "layer_means",
+           "query_valid", "table_arrays"]

@@ -1,0 +1,305 @@
+"""Attention heatmaps: rows = queries, columns = keys (ImageItem row-major, y axis downwards).
+
+Weights are drawn with fixed colour levels [0, 1] or, for contrast, scaled to the map's own
+range (the colour bar then shows that range and says so); masked cells (True = masked) are covered
+by a hatched grey overlay so they never look like a merely small weight. The ImageItem holds
+exactly the attention matrix it shows (``heatmap.image.image``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from gui.widgets.labels import token_axes, wrap_title
+from gui.widgets.map_style import HATCH, LEGEND, hatch_size
+from gui.widgets.pg_config import configure
+from gui.state.view_data import quote
+
+COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
+VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
+SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
+
+
+def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarItem:
+    """A non-interactive colour bar (``values`` = its first levels) whose tick numbers are the
+    values themselves: pyqtgraph's automatic SI prefix is off, else a per-map bar up to 0.02
+    reads 10 … 20 with a small "(x0.001)" in its label once the label is shown."""
+    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=14)
+    bar.axis.enableAutoSIPrefix(False)
+    return bar
+
+
+def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple[float, float]:
+    """Colour levels: ``(0, 1)`` for "fixed"; for "per-map" the min and max of the cells that are
+    not masked (True = masked), widened to a non-empty interval. Raises ValueError for an unknown scale."""
+    if scale == "fixed":
+        return (0.0, 1.0)
+    if scale != "per-map":
+        raise ValueError(f"unknown colour scale {scale!r}; choose one of {', '.join(SCALES)}")
+    values = np.asarray(matrix, dtype=np.float64)
+    if mask is not None:
+        values = values[~np.asarray(mask, dtype=bool)]
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return (0.0, 1.0)
+    lo, hi = float(values.min()), float(values.max())
+    return (lo, hi) if hi > lo else (lo, lo + 1e-6)
+
+
+def mask_overlay(mask: np.ndarray) -> np.ndarray:
+    """RGBA overlay ``[rows·h, cols·h, 4]`` (h = :func:`hatch_size`): hatched grey on masked
+    cells, transparent elsewhere."""
+    rows, cols = mask.shape
+    h = hatch_size(rows, cols)
+    big = np.repeat(np.repeat(mask, h, 0), h, 1)
+    yy, xx = np.indices(big.shape)
+    stripe = (yy + xx) % HATCH == 0
+    rgba = np.zeros((*big.shape, 4), dtype=np.uint8)
+    rgba[big] = (215, 215, 215, 255)
+    rgba[big & stripe] = (120, 120, 120, 255)
+    return rgba
+
+
+class MatrixImage:
+    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``."""
+
+    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap) -> None:
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.overlay = pg.ImageItem(axisOrder="row-major")
+        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        view.addItem(self.image)
+        view.addItem(self.overlay)
+        self.shape: tuple[int, int] = (0, 0)
+
+    def set_colormap(self, cmap: pg.ColorMap) -> None:
+        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+
+    def set(self, matrix: np.ndarray, mask: np.ndarray | None, overlay: np.ndarray | None = None,
+            levels: tuple[float, float] = (0.0, 1.0)) -> None:
+        """Show ``matrix [rows, cols]`` (float) with colour ``levels`` (default the fixed [0, 1]);
+        ``mask`` same shape, True = masked."""
+        matrix = np.nan_to_num(np.asarray(matrix, dtype=np.float32), nan=0.0)  # never NaN on screen
+        rows, cols = matrix.shape
+        self.shape = (rows, cols)
+        if rows == 0 or cols == 0:
+            self.image.clear()
+            self.overlay.clear()
+            return
+        self.image.setImage(matrix, levels=levels, autoLevels=False)
+        self.image.setRect(QtCore.QRectF(0, 0, cols, rows))
+        if mask is not None and mask.any():
+            self.overlay.setImage(overlay if overlay is not None else mask_overlay(mask), autoLevels=False)
+            self.overlay.setRect(QtCore.QRectF(0, 0, cols, rows))
+            self.overlay.show()
+        else:
+            self.overlay.hide()
+
+
+class Heatmap(pg.GraphicsLayoutWidget):
+    """The enlarged map: token ticks on both axes (thinned, never overlapping), a colour bar
+    (fixed [0, 1] or the map's own range, labelled) and a hover read-out.
+
+    Signals: ``hovered(str)`` with "query i ⟨x⟩ → key j ⟨y⟩: weight" (1-based, as layers and
+    heads), or "" when the pointer leaves or a new map is shown.
+    """
+
+    hovered = QtCore.Signal(str)
+    EMPTY = "Type Korean above and press Enter:\nthe attention maps appear here."
+
+    def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
+        configure()  # white background, row-major images: the view reads them as it is built
+        super().__init__(parent)
+        self.cmap = cmap  # for copies laid out at another size (gui/export/map_image.py)
+        self.plot = self.addPlot(row=0, col=0, axisItems=token_axes("left", "bottom"))
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)  # row 0 (first query) at the top
+        self.view = self.plot.getViewBox()
+        self.matrix_image = MatrixImage(self.view, cmap)
+        self.colorbar = colour_bar((0, 1), cmap)
+        self.colorbar.setImageItem(self.matrix_image.image)
+        self.addItem(self.colorbar, row=0, col=1)
+        self.matrix: np.ndarray = np.zeros((0, 0))
+        self.mask: np.ndarray | None = None
+        self.row_tokens: list[str] = []
+        self.col_tokens: list[str] = []
+        self.scale = "fixed"
+        self.levels: tuple[float, float] = (0.0, 1.0)
+        self.show_values = True
+        self.mask_mode = False
+        self.value_items: list[pg.TextItem] = []
+        self.font = QtGui.QFont()
+        self._args: tuple | None = None
+        self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
+        self.view.addItem(self.placeholder)
+        self.scene().sigMouseMoved.connect(self._on_mouse)
+        self.view.sigResized.connect(self._wrap_title)
+        self.view.sigResized.connect(lambda *_: self._draw_values())
+        self.set_empty()
+
+    @property
+    def image(self) -> pg.ImageItem:
+        return self.matrix_image.image
+
+    def set_empty(self, text: str | None = None) -> None:
+        """Before the first result: no axes, no colour bar, only a hint (nothing meaningless)."""
+        for name in ("left", "bottom"):
+            self.plot.hideAxis(name)
+        self.colorbar.hide()
+        self.placeholder.setText(text or self.EMPTY)
+        self.placeholder.setPos(0.5, 0.5)
+        self.placeholder.show()
+        self.view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)
+
+    def set_colormap(self, cmap: pg.ColorMap) -> None:
+        self.cmap = cmap
+        self.matrix_image.set_colormap(cmap)
+        self.colorbar.setColorMap(cmap)
+
+    def set_font(self, font: QtGui.QFont) -> None:
+        """Every text of the map follows ``font``: ticks, axis titles, title, colour bar, cell values."""
+        self.font = QtGui.QFont(font)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setStyle(tickFont=font)
+        self.colorbar.axis.setStyle(tickFont=font)
+        self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("0.0000") + 12))
+        self.colorbar.axis.label.setFont(font)
+        self.placeholder.setFont(font)
+        for item in self.value_items:
+            item.setFont(font)
+        self._redraw()
+
+    def set_scale(self, scale: str) -> None:
+        """"fixed" ([0, 1]) or "per-map" (the shown map's own min … max). Raises ValueError otherwise."""
+        map_levels(np.zeros((1, 1)), None, scale)  # validates
+        self.scale = scale
+        self._redraw()
+
+    def set_show_values(self, on: bool) -> None:
+        self.show_values = bool(on)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw the current map again (after a font or scale change), in the same mode."""
+        if self.mask_mode:
+            self.set_mask_matrix(*self._remask)
+        elif self._args is not None:
+            self.set_matrix(*self._args)
+
+    def _css(self, delta: int = 0) -> dict:
+        return {"font-size": f"{max(self.font.pointSize() + delta, 6)}pt"}
+
+    def set_matrix(self, matrix: np.ndarray, mask: np.ndarray | None, row_tokens: list[str],
+                   col_tokens: list[str], title: str = "", row_label: str = "query", col_label: str = "key") -> None:
+        """Show ``matrix [rows, cols]`` with one tick per token (row i at y = i + 0.5)."""
+        self._args = (matrix, mask, row_tokens, col_tokens, title, row_label, col_label)
+        self.mask_mode = False
+        self.matrix, self.mask = matrix, mask
+        self.row_tokens, self.col_tokens = list(row_tokens), list(col_tokens)
+        self.levels = map_levels(matrix, mask, self.scale)
+        self.matrix_image.set(matrix, mask, levels=self.levels)
+        self.colorbar.setLevels(self.levels)
+        lo, hi = self.levels
+        bar = "weight, fixed [0, 1]" if self.scale == "fixed" else f"per-map range {lo:.3g} … {hi:.3g}"
+        self.colorbar.axis.setLabel(bar, **self._css(-1))
+        self.colorbar.show()
+        self.placeholder.hide()
+        rows, cols = matrix.shape
+        for name in ("left", "bottom"):
+            self.plot.showAxis(name)
+        self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(self.row_tokens)]])
+        self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(self.col_tokens)]])
+        self.plot.setLabel("left", f"{row_label} (rows)", **self._css())
+        self.plot.setLabel("bottom", f"{col_label} (columns)", **self._css())
+        self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt")
+        self._wrap_title()
+        self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
+        self._draw_values()
+        self.hovered.emit("")
+
+    def set_mask_matrix(self, image: np.ndarray, row_tokens: list[str], col_tokens: list[str], title: str) -> None:
+        """A mask the model was given (1 = masked, 0 = may attend, NaN = key not computed yet,
+        hatched) with the two-colour legend in place of a colour bar (use the mask colour map)."""
+
+        image = np.asarray(image, dtype=np.float32)
+        remask = (image, row_tokens, col_tokens, title)
+        absent = np.isnan(image)
+        self.set_matrix(image, absent if absent.any() else None, row_tokens, col_tokens,
+                        f"{title}<br><span style='font-size:{max(self.font.pointSize() - 1, 6)}pt'>{LEGEND}</span>")
+        self.mask_mode, self._remask = True, remask
+        self.levels = (0.0, 1.0)  # a mask is 0/1 whatever the colour scale
+        self.matrix_image.image.setLevels(self.levels)
+        self.colorbar.hide()
+        self._wrap_title()
+        self._draw_values()
+
+    def _draw_values(self) -> None:
+        """Print each cell's value in small maps (≤ VALUES_UP_TO per side); masked cells say "–"."""
+        rows, cols = self.matrix.shape
+        small = 0 < rows <= VALUES_UP_TO and 0 < cols <= VALUES_UP_TO
+        fm = QtGui.QFontMetricsF(self.font)
+        fits = (self.view.width() / max(cols, 1) >= fm.horizontalAdvance("0.00") + 4
+                and self.view.height() / max(rows, 1) >= fm.height())  # never a value wider than its cell
+        n = rows * cols if self.show_values and not self.mask_mode and small and fits else 0
+        while len(self.value_items) < n:
+            item = pg.TextItem("", anchor=(0.5, 0.5))
+            item.setFont(self.font)
+            self.view.addItem(item)
+            self.value_items.append(item)
+        lo, hi = self.levels
+        for idx, item in enumerate(self.value_items):
+            if idx >= n:
+                item.hide()
+                continue
+            r, c = divmod(idx, cols)
+            masked = self.mask is not None and bool(self.mask[r, c])
+            v = float(self.matrix[r, c])
+            item.setText("–" if masked else cell_text(v))
+            bright = (v - lo) / (hi - lo) > 0.6 if hi > lo else False
+            item.setColor("#111111" if bright or masked else "#f5f5f5")
+            item.setPos(c + 0.5, r + 0.5)
+            item.show()
+
+    def describe(self, row: int, col: int) -> str:
+        """Read-out for one cell (0-based indices in, 1-based numbers out, as layers and heads):
+        "query 1 ⟨x⟩ → key 2 ⟨y⟩: 0.1234" (or "masked")."""
+        value = float(self.matrix[row, col])
+        masked = self.mask is not None and bool(self.mask[row, col])
+        q = self.row_tokens[row] if row < len(self.row_tokens) else "?"
+        k = self.col_tokens[col] if col < len(self.col_tokens) else "?"
+        if self.mask_mode:
+            what = ("key not computed yet (nothing to mask)" if np.isnan(value) else
+                    "True: masked (may not attend)" if value == 1 else "False: may attend")
+        else:
+            what = "masked (may not attend)" if masked else f"{value:.4f}"
+        return f"query {row + 1} {quote(q)} → key {col + 1} {quote(k)}: {what}"
+
+    def _on_mouse(self, pos) -> None:
+        if self.matrix.size == 0 or not self.view.sceneBoundingRect().contains(pos):
+            self.hovered.emit("")
+            return
+        p = self.view.mapSceneToView(pos)
+        row, col = int(np.floor(p.y())), int(np.floor(p.x()))
+        if 0 <= row < self.matrix.shape[0] and 0 <= col < self.matrix.shape[1]:
+            self.hovered.emit(self.describe(row, col))
+        else:
+            self.hovered.emit("")
+
+    def _wrap_title(self, *_) -> None:
+        """The title spans the plot area only: wrap it to the view's width."""
+        least = 14 * QtGui.QFontMetricsF(self.font).averageCharWidth()  # never one syllable per line
+        wrap_title(self.plot.titleLabel, max(self.view.width(), least))
+
+    def leaveEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        self.hovered.emit("")
+        super().leaveEvent(ev)
+
+
+def cell_text(v: float) -> str:
+    """A weight as printed in its cell: two decimals, the leading 0 dropped (".25"); values that
+    round to 1.00 read "1.0", never ".00"."""
+    text = f"{v:.2f}"
+    return text[1:] if text.startswith("0.") else "1.0" if text == "1.00" else text

@@ -1,0 +1,275 @@
+"""The main window: composes the panels, owns the worker thread, and redraws on each step (its
+widgets, menus and keyboard shortcuts are built in :mod:`gui.window.layout`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.decoding.live import LiveState
+from core.decoding.translate import Translation
+from gui.panels import analysis as analysis_tabs
+from gui.window import layout as window_layout
+from gui.widgets.fonts import apply_minimums, clamp_point
+from gui.widgets.head_grid import Cell
+from gui.panels.heads import HeadTools
+from gui.window.live import LiveController
+from gui.widgets.map_style import MASK_CMAP
+from gui.widgets.pg_config import configure
+from gui.panels.positional import install as install_inside_tabs
+from gui.state.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at, view_title
+from gui.state.view_model import ViewModel
+from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
+from gui.workers.model_worker import ModelWorker, TranslateRequest
+
+__all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window/layout.py
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """Attention Studio. ``request_load``/``request_translate`` reach the worker through
+    queued signals; results come back as signals and are drawn on the GUI thread. The state
+    (result, step, view kind, layer/head) lives in the Qt-free :class:`ViewModel` ``vm``;
+    :class:`LiveController` routes the step controls and experiment panels to the worker."""
+
+    request_load = QtCore.Signal(str, str)
+    request_translate = QtCore.Signal(int, object)
+
+    def __init__(self, font_family: str = "", font_size: int = 11) -> None:
+        configure()  # pyqtgraph's white background etc., also when built without gui.app.main
+        super().__init__()
+        self.setWindowTitle("Attention Studio — Korean → English Transformer")
+        self.font_family, self.font_size = font_family, font_size
+        self.cmap = pg.colormap.get("viridis")
+        self.vm = ViewModel()
+        self.request_id = 0
+        self.checkpoint_path: str | None = None
+        self.model_info = "no model"
+        self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
+        self._drawn: tuple | None = None  # what the grid and enlarged map currently show
+        window_layout.build_widgets(self)
+        window_layout.build_menus(self)
+        self._start_worker()
+        self.live = LiveController(self)
+        self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs
+        self._left.addWidget(self.live.tabs, 2)
+        self._outer.insertWidget(1, self.live.bar)
+        install_inside_tabs(self)  # inside one attention step, positional encodings
+        self.heads = HeadTools(self)  # derived grid cells, "Heads" table tab, alignment lines tab
+        self.apply_font()
+
+    result = property(lambda self: self.vm.result, doc="the Translation shown (None before the first)")
+    kind = property(lambda self: self.vm.kind, doc="the view: encoder, decoder, cross or masks")
+    selected = property(lambda self: self.vm.selected, lambda self, v: setattr(self.vm, "selected", tuple(v)),
+                        doc="(layer, head) enlarged, or (mask index, 0)")
+
+    # ---------- worker thread ----------
+    def _start_worker(self) -> None:
+        self.thread = QtCore.QThread(self)
+        self.worker = ModelWorker()
+        self.worker.moveToThread(self.thread)
+        self.request_load.connect(self.worker.load)
+        self.request_translate.connect(self.worker.translate)
+        self.worker.loaded.connect(self._on_loaded)
+        self.worker.load_failed.connect(self._on_load_failed)
+        self.worker.load_progress.connect(self._on_load_progress)
+        self.worker.translated.connect(self._on_translated)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)  # a bound slot: runs on the GUI thread
+        self.worker.busy.connect(self.inputs.set_busy)
+        self.thread.start()
+
+    # ---------- model and translation ----------
+    def load_checkpoint(self, path: str, device: str = "auto") -> None:
+        self.status.showMessage(f"loading {Path(path).name} …")
+        self.load_bar.setValue(0)
+        self.load_bar.setVisible(True)
+        self.request_load.emit(str(path), device)
+
+    def open_checkpoint_dialog(self) -> None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open checkpoint directory")
+        if path:
+            self.load_checkpoint(path, "cpu" if self.inputs.device.currentIndex() == 0 else "cuda")
+
+    def _on_device_changed(self, device: str) -> None:
+        if self.checkpoint_path:
+            self.load_checkpoint(self.checkpoint_path, device)
+
+    def _on_load_progress(self, message: str, fraction: float) -> None:
+        """Loading runs in the worker thread; this only updates the status bar (window stays live)."""
+        self.load_bar.setValue(int(round(100 * fraction)))
+        self.status.showMessage(f"loading checkpoint: {message} …")
+
+    def _on_loaded(self, ckpt) -> None:
+        self.load_bar.setVisible(False)
+        self.checkpoint_path = str(ckpt.path)
+        c = ckpt.config
+        self.model_info = (f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
+                           f"d_model {c.d_model} on {ckpt.device.type.upper()}")
+        self.inputs.device.blockSignals(True)
+        self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
+        self.inputs.device.blockSignals(False)
+        self.status.showMessage(self.model_info)
+        if self.translate_when_loaded and self.inputs.text.text().strip():
+            self.translate_when_loaded = False
+            self.translate()
+
+    def _on_cancelled(self, request_id: int) -> None:
+        if request_id != self.request_id:
+            return  # superseded by a newer request: its own status stays
+        self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
+
+    def _on_load_failed(self, reason: str) -> None:
+        self.load_bar.setVisible(False)
+        ck = self.worker.checkpoint
+        self.inputs.device.blockSignals(True)  # the selector shows where the model really is
+        self.inputs.device.setCurrentIndex(0 if ck is None or ck.device.type == "cpu" else 1)
+        self.inputs.device.blockSignals(False)
+        self.status.showMessage(f"could not open checkpoint; still using {self.model_info}")
+        QtWidgets.QMessageBox.critical(self, "Could not open checkpoint",
+                                       f"{reason}\n\nThe previous model stays loaded.")
+
+    def current_request(self) -> TranslateRequest:
+        ref = self.inputs.reference.text().strip() or None
+        pad = self.inputs.pad_to.value() or None
+        return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref,
+                                batch_with=self.live.bar.batch_with.text().strip() or None,
+                                show_full=self.vm.show_full, causal=self.live.causal)
+
+    def translate(self) -> int:
+        self.worker.cancel(self.request_id)  # a newer request supersedes older ones, running or waiting
+        self.request_id += 1
+        self.status.showMessage("translating …")
+        self.request_translate.emit(self.request_id, self.current_request())
+        return self.request_id
+
+    def cancel(self) -> None:
+        self.worker.cancel(self.request_id)  # the running request and any still waiting
+        self.analysis.cancel()  # and an ablation or comparison, running or waiting
+
+    def _on_translated(self, request_id: int, state, ms: float) -> None:
+        if request_id != self.request_id:
+            return  # a newer request superseded this one
+        self.show_result(state)
+        self.inputs.auto_translate = True  # from now on pad / beam / decoding changes re-translate
+        result = self.vm.result
+        note = f" — {result.notice}" if result.notice else ""
+        self.status.showMessage(f"{self.model_info} · {result.mode} · {ms:.0f} ms{note}")
+        self.controls.slider.setFocus()
+
+    def _on_failed(self, request_id: int, reason: str) -> None:
+        self.status.showMessage(f"⚠ {reason} (the last result stays on screen)")
+        if request_id == self.request_id and self.result is None:
+            self.translation_label.setText(f"⚠ {reason}")
+
+    def show_result(self, state: LiveState | Translation, position: int | None = None) -> None:
+        """Show a worker state (live: at its own step) or a complete result (at ``position``,
+        default the end)."""
+        self.vm.set_state(state, position)
+        self.live.sync()
+        self.redraw()
+
+    # ---------- drawing ----------
+    def set_view(self, kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown view {kind!r}")
+        self.vm.set_kind(kind)
+        self.view_selector.blockSignals(True)
+        self.view_selector.setCurrentIndex(KINDS.index(kind))
+        self.view_selector.blockSignals(False)
+        self.selected = (0, 0) if kind == "masks" else (min(self.selected[0], 99), self.selected[1])
+        self.redraw()
+
+    def select(self, layer: int, head: int) -> None:
+        self.vm.select(layer, head)
+        self.redraw()
+
+    def _on_cell_clicked(self, key) -> None:
+        self.heads.cell_clicked(key)  # a head, or a derived cell (mean over heads, rollout)
+
+    def redraw(self) -> None:
+        r = self.result
+        if r is None:
+            return
+        k = self.vm.step
+        self.live.update_panels()
+        self.translation_label.setText(self.vm.translation_html())
+        self.step_label.setText(self.vm.step_description())
+        self.topk.set_candidates(*self.vm.candidates())
+        m = masks_at(r, k)
+        tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
+        self.masks.set_masks(m, src, tgt)
+        self.grid.selected = self.selected
+        self._apply_colormap(MASK_CMAP if self.kind == "masks" else self.cmap)
+        self.grid_caption.setText(MASKS_CAPTION if self.kind == "masks" else GRID_CAPTION)
+        if self.kind == "masks":
+            self._drawn = None
+            self.heads.clear()
+            cells = mask_cells(r, k)
+            i = min(self.selected[0], len(cells) - 1)
+            self.grid.selected = self.selected = (i, 0)
+            self.grid.set_cells([Cell(t, np.nan_to_num(x), np.isnan(x), (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
+            title, x, rows, cols = cells[i]
+            self.heatmap.set_mask_matrix(x, rows, cols, title)
+            return
+        v = view_at(r, k, self.kind)
+        n_layers, n_heads = v.weights.shape[:2]
+        layer, head = max(0, min(self.selected[0], n_layers - 1)), max(0, min(self.selected[1], n_heads - 1))
+        self.grid.selected = self.selected = (layer, head)
+        # Encoder maps do not change while the decoder steps: skip redrawing identical images.
+        # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
+        source = r.maps.encoder_self if self.kind == "encoder" else r.maps
+        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.selected, self.vm.derived, id(self.cmap))
+        if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
+            return
+        self._drawn = drawn
+        cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
+                 for li in range(n_layers) for hi in range(n_heads)]
+        title = f"{view_title(r, self.kind)} — layer {layer + 1}, head {head + 1}"
+        if k == 0 and self.kind != "encoder":
+            title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
+        self.heads.draw(v, cells, n_heads, layer, head, title)  # + derived cells; enlarges the chosen one
+
+    # ---------- presenter comfort and export ----------
+    def apply_font(self) -> None:
+        font = QtGui.QFont(self.font_family, self.font_size) if self.font_family else QtGui.QFont()
+        font.setPointSize(self.font_size)
+        QtWidgets.QApplication.instance().setFont(font)
+        self.setFont(font)
+        big = QtGui.QFont(font)
+        big.setPointSize(self.font_size + 4)
+        self.translation_label.setFont(big)
+        for w in (self.heatmap, self.topk, self.masks):
+            w.set_font(font)
+        self.grid.set_font(font)
+        apply_minimums(self, font)
+        self._drawn = None
+        self.redraw()
+
+    def change_font(self, delta: int) -> None:
+        self.font_size = clamp_point(self.font_size + delta)
+        self.apply_font()
+
+    def set_colormap(self, name: str) -> None:
+        self.cmap = pg.colormap.get(name)
+        self._drawn = None
+        self.redraw()
+        self.analysis.set_colormap(self.cmap)  # the Ablate heads / Compare tabs' maps
+        if self.kind != "masks":
+            self._apply_colormap(self.cmap)
+
+    def _apply_colormap(self, cmap: pg.ColorMap) -> None:
+        if getattr(self, "_applied_cmap", None) is cmap:
+            return
+        self._applied_cmap = cmap
+        self.heatmap.set_colormap(cmap)
+        self.grid.set_colormap(cmap)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
+        self.thread.quit()
+        self.thread.wait()  # only a checkpoint load already running cannot be interrupted
+        self.analysis.stop()  # the Ablate heads / Compare thread (its runs were dropped above)
+        super().closeEvent(event)

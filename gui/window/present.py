@@ -1,0 +1,143 @@
+"""Presentation mode (F11 or View → Present): one map full-screen with large fonts.
+
+Keys: V / Shift+V next / previous view kind, L / Shift+L layer, H / Shift+H head, M the mean over
+heads of the current layer (a derived cell; H or M again goes back to a head), → / ← step, Esc or
+F11 leaves. The window follows the main window's state (its view model), so what it shows is
+always what the main window would enlarge, a derived cell (layer mean, encoder rollout) included."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from gui.state import derived as dv
+from gui.widgets.heatmap import Heatmap
+from gui.widgets.map_style import MASK_CMAP
+from gui.state.view_data import KINDS, mask_cells, view_at, view_title
+
+HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
+
+
+class PresentWindow(QtWidgets.QWidget):
+    """One enlarged map of ``win`` (a MainWindow), fonts ``win.font_size + 10`` (at least 22 pt)."""
+
+    def __init__(self, win) -> None:
+        super().__init__(win, QtCore.Qt.WindowType.Window)  # closes with the main window
+        self.win = win
+        self.setWindowTitle("Attention Studio — presentation")
+        layout = QtWidgets.QVBoxLayout(self)
+        self.heatmap = Heatmap(win.cmap)
+        self.caption = QtWidgets.QLabel("")
+        self.caption.setWordWrap(True)
+        self.help = QtWidgets.QLabel(HELP)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.heatmap, 1)
+        layout.addWidget(self.help)
+        self.hover = QtWidgets.QLabel(" ")
+        layout.addWidget(self.hover)
+        self.heatmap.hovered.connect(lambda t: self.hover.setText(t or " "))
+        size = max(win.font_size + 10, 22)
+        font = QtGui.QFont(win.font())
+        font.setPointSize(size)
+        self.setFont(font)
+        self.heatmap.set_font(font)
+        small = QtGui.QFont(font)
+        small.setPointSize(max(size - 8, 12))
+        self.help.setFont(small)
+        self.hover.setFont(small)
+        self._seen = None
+        self.timer = QtCore.QTimer(self)  # follow the main window (its view model changes version)
+        self.timer.timeout.connect(self.refresh)
+        self.timer.start(100)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw when the main window's result, step, view or selection changed."""
+        vm = self.win.vm
+        seen = (vm.version, vm.kind, tuple(vm.selected), vm.derived, vm.step, id(vm.result))
+        if seen == self._seen:
+            return
+        self._seen = seen
+        r, k, kind = vm.result, vm.step, vm.kind
+        if r is None:
+            self.heatmap.set_empty()
+            self.caption.setText("No translation yet")
+            return
+
+        if kind == "masks":
+            cells = mask_cells(r, k)
+            i = max(0, min(vm.selected[0], len(cells) - 1))
+            title, x, rows, cols = cells[i]
+            self.heatmap.set_colormap(MASK_CMAP)
+            self.heatmap.set_mask_matrix(x, rows, cols, title)
+            self.caption.setText(f"Masks · {i + 1} / {len(cells)} · step {k}")
+            return
+        self.heatmap.set_colormap(self.win.cmap)
+        v = view_at(r, k, kind)
+        n_layers, n_heads = v.weights.shape[:2]
+        layer = max(0, min(vm.selected[0], n_layers - 1))
+        head = max(0, min(vm.selected[1], n_heads - 1))
+        self.caption.setText(f"{r.source.text}  →  step {k}")
+        chosen = next((d for d in dv.derived_maps(r, k, v) if d.key == vm.derived), None) if vm.derived else None
+        if chosen is not None:  # the main window enlarges a derived cell: show that, titled "(derived)"
+            self.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
+                                    dv.enlarged_title(kind, chosen, r), chosen.row_label, chosen.col_label)
+            return
+        title = f"{view_title(r, kind)} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
+        self.heatmap.set_matrix(np.asarray(v.weights[layer, head]), v.mask, v.row_tokens, v.col_tokens, title,
+                                v.row_label, v.col_label)
+
+    def _cycle(self, what: str, delta: int) -> None:
+        win, vm = self.win, self.win.vm
+        if what == "kind":
+            win.set_view(KINDS[(KINDS.index(vm.kind) + delta) % len(KINDS)])
+            return
+        r = vm.result
+        if r is None:
+            return
+        if vm.kind == "masks":
+            if what == "mean":
+                return  # masks have no mean over heads
+            n = len(mask_cells(r, vm.step))
+            win.select((vm.selected[0] + delta) % n, 0)
+            return
+        weights = view_at(r, vm.step, vm.kind).weights
+        n_layers, n_heads = weights.shape[:2]
+        layer, head = vm.selected
+        if what == "mean":  # toggle the current layer's mean over heads (a derived cell)
+            if vm.derived == ("mean", layer):
+                win.select(layer, head)
+            else:
+                win.heads.cell_clicked(("mean", layer))  # as a click on the grid's mean cell
+            return
+        if what == "layer" and vm.derived and vm.derived[0] == "mean":
+            win.heads.cell_clicked(("mean", (layer + delta) % n_layers))  # L steps through the layer means
+            return
+        if what == "layer":
+            win.select((layer + delta) % n_layers, head)
+        else:
+            win.select(layer, (head + delta) % n_heads)
+
+    def keyPressEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        key, back = ev.key(), -1 if ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier else 1
+        keys = QtCore.Qt.Key
+        if key in (keys.Key_Escape, keys.Key_F11):
+            self.close()
+        elif key == keys.Key_V:
+            self._cycle("kind", back)
+        elif key == keys.Key_L:
+            self._cycle("layer", back)
+        elif key == keys.Key_H:
+            self._cycle("head", back)
+        elif key == keys.Key_M:
+            self._cycle("mean", back)
+        elif key in (keys.Key_Right, keys.Key_Left):
+            c = self.win.controls
+            c.set_position(c.position + (1 if key == keys.Key_Right else -1))
+        else:
+            super().keyPressEvent(ev)
+        self.refresh()
+
+    def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        self.timer.stop()
+        super().closeEvent(ev)
