@@ -11,9 +11,9 @@ from pathlib import Path
 
 from core import __version__
 from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
+from gui.system_deps import missing_message
 from gui.window.headless import PANELS
 from gui.window.headless import add_arguments as add_panel_arguments
-from gui.system_deps import missing_message
 
 T0 = time.perf_counter()
 
@@ -203,8 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         return app.exec()
     try:  # synchronous path: deterministic, no thread timing involved
         ckpt = load_checkpoint(args.checkpoint, device=args.device)
-        win.worker.checkpoint = ckpt
-        win._on_loaded(ckpt)
+        win.use_checkpoint(ckpt)
         check_layer_head(args.view, args.layer, args.head, ckpt.config)
         if args.text:
             live, state = start(ckpt, win.current_request())

@@ -8,8 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtGui, QtWidgets
 
-from gui.widgets.heatmap import Heatmap
 from gui.panels.pair_views import DiffHeatmap
+from gui.widgets.heatmap import Heatmap
 from gui.widgets.strips import ValueStrip
 
 

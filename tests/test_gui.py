@@ -115,8 +115,8 @@ def test_bad_input_keeps_last_result(qtbot, window):
 
 
 def test_export_writes_one_named_file_and_says_so(qtbot, window, tmp_path, monkeypatch):
-    from gui.window import view_menu as display
     from gui.export.files import start_dir
+    from gui.window import view_menu as display
 
     type_and_translate(qtbot, window)
     window.set_view("cross")

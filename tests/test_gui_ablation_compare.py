@@ -253,8 +253,8 @@ def test_panels_return_to_their_own_place_in_the_tab_strip(qtbot, window):
 def test_colour_map_and_scale_restyle_the_tab_maps(qtbot, window, second_checkpoint):
     import pyqtgraph as pg
 
-    from gui.window import view_menu as display
     from gui.panels.pair_views import DIVERGING
+    from gui.window import view_menu as display
 
     ablate(qtbot, window, "1:1", "enc")
     compare_checkpoints(qtbot, window, second_checkpoint, "encoder", 1, 3)

@@ -35,7 +35,7 @@ def test_titles_say_the_causal_mask_was_off(qtbot, tiny_checkpoint):
     assert title.startswith("Decoder self-attention, causal mask OFF — layer 2, head 3"), title
     assert "masked" not in title
     assert fits(win.heatmap), win.heatmap.plot.getAxis("bottom").labelText
-    win.heads.cell_clicked(("mean", 1))  # a derived cell: the layer mean
+    win.cell_clicked(("mean", 1))  # a derived cell: the layer mean
     assert win.heatmap.plot.titleLabel.text.startswith("Decoder self-attention, causal mask OFF — layer 2, mean")
     toggle_present(win)
     win.present_window.refresh()

@@ -216,7 +216,7 @@ def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, win
     type_and_translate(qtbot, window)
     window.set_view("encoder")
     window.select(1, 2)
-    window.heads.cell_clicked(("rollout", 0))  # as a click on the grid's rollout cell does
+    window.cell_clicked(("rollout", 0))  # as a click on the grid's rollout cell does
     qtbot.keyClick(window, QtCore.Qt.Key.Key_F11)
     pw = window.present_window
     from core.analysis import head_stats

@@ -8,9 +8,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtGui, QtWidgets
 
-from gui.window import view_menu as display
-from gui.widgets.heatmap import Heatmap
 from gui.export.map_image import FULL_LABELS_UP_TO, export_map
+from gui.widgets.heatmap import Heatmap
+from gui.window import view_menu as display
 from tests.gui_support import type_and_translate
 
 

@@ -20,8 +20,8 @@ from core.analysis.inside import positional_matrix
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.panels.inside import HINT
-from gui.widgets.strips import NEG_INF, ValueStrip, value_text
 from gui.state.view_data import masks_at
+from gui.widgets.strips import NEG_INF, ValueStrip, value_text
 from tests.conftest import tiny_config
 from tests.gui_support import do, open_window, type_and_translate
 

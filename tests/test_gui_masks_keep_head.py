@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore
 
-from gui.window.view_menu import toggle_present
 from gui.state.view_model import ViewModel
+from gui.window.view_menu import toggle_present
 from tests.gui_support import type_and_translate
 
 

@@ -258,7 +258,7 @@ def test_step_zero_has_no_decoder_rows_and_exports(qtbot, window, tmp_path):
     window.set_view("decoder")
     assert window.vm.step == 0 and window.heads.table.rowCount() == 0
     assert "No query yet" in window.heads.table_panel.caption.text()
-    window.heads.cell_clicked(("mean", 1))
+    window.cell_clicked(("mean", 1))
     window.heads.lines.repaint()
     assert window.vm.derived == ("mean", 1) and window.heatmap.matrix_image.shape == (0, 0)  # 0 queries yet
     assert window.heads.lines.painted == []
@@ -312,8 +312,8 @@ def test_alignment_labels_never_overlap_and_stay_legible(qtbot, n_rows):
     gap at a legible size; when they do not fit, the panel scrolls instead of squeezing them."""
     from PySide6 import QtGui
 
-    from gui.widgets.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
     from gui.app import register_fonts
+    from gui.widgets.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
     from tests.test_display import assert_no_overlap
 
     panel = AlignmentPanel()

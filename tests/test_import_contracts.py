@@ -143,9 +143,8 @@ def test_one_name_for_each_attention_kind():
     from core.analysis import head_stats
     from core.transformer import ablation
     from core.transformer.kinds import KINDS, VIEW_TO_KIND, AttentionKind
-    from gui.state import compare_data
-    from gui.state import derived
     from gui.panels import inside as inside_panel
+    from gui.state import compare_data, derived
 
     assert KINDS == ("enc", "dec", "cross") and AttentionKind.DEC == "dec"
     assert AttentionKind.from_view("cross") is AttentionKind.CROSS and AttentionKind.ENC.view == "encoder"

@@ -14,9 +14,9 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.export.files import export_png
+from gui.export.svg import export_svg
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.labels import GAP
-from gui.export.svg import export_svg
 
 FULL_LABELS_UP_TO = 64  # tokens per axis that the export always labels in full
 _TRIES = 6  # layout passes: the axes' sizes change once their labels are laid out

@@ -14,8 +14,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.ablation import parse_heads
 from core.errors import InputError
-from gui.state.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
 from gui.panels.pair_views import DetachablePanel, MapRow, error_style
+from gui.state.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
 from gui.widgets.tables import read_only_table
 from gui.widgets.topk_panel import TopKPanel
 

@@ -1,4 +1,4 @@
-"""Adds the "Ablate heads" and "Compare" tabs to the main window and wires them to an
+"""The "Ablate heads" and "Compare" tabs, wired to an
 :class:`~gui.workers.analysis_worker.AnalysisWorker` living on its own thread (so the main input can
 translate and step while a run goes on; the window's Translate button follows only its own queue).
 
@@ -18,13 +18,14 @@ from PySide6 import QtCore
 
 from core.errors import InputError
 from gui.panels.ablation import AblationPanel
-from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
-from gui.state.compare_data import VIEW_KIND
 from gui.panels.compare import ComparePanel
+from gui.panels.context import Panel, PanelContext
+from gui.state.compare_data import VIEW_KIND
+from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
 
 
-class AnalysisTabs(QtCore.QObject):
-    """``ablation`` and ``compare`` panels (tabs of ``win.live.tabs``) and their ``worker``.
+class AnalysisTabs(QtCore.QObject, Panel):
+    """``ablation`` and ``compare`` panels (two tabs of ``ctx.tabs``) and their ``worker``.
 
     ``request_ablate(int id, AblateRequest)`` / ``request_compare(int id, CompareRequest)`` reach
     the worker through queued connections (it lives on its own ``thread``); ``answered(str panel)`` is
@@ -36,21 +37,23 @@ class AnalysisTabs(QtCore.QObject):
     request_compare = QtCore.Signal(int, object)
     answered = QtCore.Signal(str)  # "ablate" or "compare": the latest request's answer is on screen
 
-    def __init__(self, win) -> None:
-        super().__init__(win)
-        self.win = win
+    name = "analysis"
+
+    def __init__(self, ctx: PanelContext) -> None:
+        super().__init__()
+        self.ctx = ctx
         self.ids = {"ablate": 0, "compare": 0}
         self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
-        self._main_answers = 0  # main translations drawn so far (a late analysis answer checks it)
+        self._main_answers = 0  # main results shown so far (a late analysis answer checks it)
+        self._state_seen = None  # the view model's state last followed
         self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
-        self.worker = AnalysisWorker(lambda: win.worker.checkpoint, win.worker.is_dropped)
+        self.worker = AnalysisWorker(lambda: ctx.worker.checkpoint, ctx.worker.is_dropped)
         self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
         self.worker.moveToThread(self.thread)
         self.ablation, self.compare = AblationPanel(), ComparePanel()
         for panel in (self.ablation, self.compare):
-            panel.tabs = win.live.tabs
-            win.live.tabs.addTab(panel, panel.tab_title)
+            panel.tabs = ctx.tabs
         self.request_ablate.connect(self.worker.ablate)
         self.request_compare.connect(self.worker.compare)
         self.worker.ablated.connect(self._on_ablated)
@@ -59,16 +62,17 @@ class AnalysisTabs(QtCore.QObject):
         self.worker.cancelled.connect(self._on_cancelled)
         # bound methods of this GUI-thread object, never lambdas: a lambda connected to a signal of
         # the worker would run on the worker's thread
-        win.worker.loaded.connect(self._on_loaded)
+        ctx.worker.loaded.connect(self._on_loaded)
         self.ablation.ablate_requested.connect(self.ablate)
         self.compare.compare_requested.connect(self.run_compare)
-        win.grid.clicked.connect(self.refresh_later)
-        win.view_selector.currentIndexChanged.connect(self.refresh_later)
-        win.worker.translated.connect(self._on_translated)
+        ctx.vm.subscribe(self._follow)
         self.thread.start()
 
+    def tabs(self) -> list:
+        return [(self.ablation, self.ablation.tab_title), (self.compare, self.compare.tab_title)]
+
     def stop(self) -> None:
-        """On closing the window, after ``win.worker.shutdown()`` (which drops every request, so a
+        """On closing the window, after the model worker's ``shutdown()`` (which drops every request, so a
         running analysis stops at its next step): end the analysis thread."""
         self.thread.quit()
         self.thread.wait()
@@ -77,7 +81,7 @@ class AnalysisTabs(QtCore.QObject):
     def _next(self, panel: str) -> int:
         """A new request id for ``panel``: the older ones are cancelled (a running one stops at its
         next decoder step instead of running to the end; waiting ones are skipped)."""
-        self.win.worker.cancel(self.ids[panel], panel)
+        self.ctx.worker.cancel(self.ids[panel], panel)
         self.ids[panel] += 1
         self._asked_at[panel] = self._main_answers
         self.worker.supersede(panel, self.ids[panel])
@@ -86,7 +90,7 @@ class AnalysisTabs(QtCore.QObject):
 
     def _set_pending(self, panel: str, rid: int | None) -> None:
         self.pending[panel] = rid
-        self.win.inputs.set_busy(rid is not None, panel)  # Cancel stays enabled while one waits
+        self.ctx.set_busy(rid is not None, panel)  # Cancel stays enabled while one waits
 
     def _answer(self, panel: str, rid: int) -> bool:
         """True (and the tab idle) if ``rid`` is the answer the tab waits for; else ignore it: a
@@ -98,9 +102,8 @@ class AnalysisTabs(QtCore.QObject):
 
     def ablate(self) -> int:
         """Ablate the ticked heads on the sentence typed in the main input (its beam and pad-to)."""
-        w, p = self.win, self.ablation
-        req = AblateRequest(w.inputs.text.text(), p.heads.text(), p.core_kind, w.inputs.beam_size(),
-                            w.inputs.pad_to.value() or None)
+        main, p = self.ctx.request(), self.ablation
+        req = AblateRequest(main.text, p.heads.text(), p.core_kind, main.beam, main.pad_to)
         p.status.setText("ablating …")
         rid = self._next("ablate")
         self.request_ablate.emit(rid, req)
@@ -108,11 +111,11 @@ class AnalysisTabs(QtCore.QObject):
 
     def run_compare(self) -> int:
         """Compare two inputs (A empty: the main input) or the main input on two checkpoints."""
-        w, p = self.win, self.compare
-        text_a = p.text_a.text().strip() or w.inputs.text.text()
+        main, p = self.ctx.request(), self.compare
+        text_a = p.text_a.text().strip() or main.text
         self._a_from_main["pending"] = not p.text_a.text().strip()
         req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(),
-                             w.inputs.beam_size(), w.inputs.pad_to.value() or None)
+                             main.beam, main.pad_to)
         p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
         rid = self._next("compare")
         self.request_compare.emit(rid, req)
@@ -123,7 +126,7 @@ class AnalysisTabs(QtCore.QObject):
         one stops at its next decoder step (or checkpoint B's load at its next progress report);
         the tab goes idle now, keeps its last result and ignores the run's late answer."""
         for panel, rid in self.ids.items():
-            self.win.worker.cancel(rid, panel)
+            self.ctx.worker.cancel(rid, panel)
             if self.pending[panel] is not None:
                 self._on_cancelled(self.pending[panel], panel)
 
@@ -132,7 +135,7 @@ class AnalysisTabs(QtCore.QObject):
     def _on_loaded(self, ckpt) -> None:
         ran = set()
         for name, rid in self.ids.items():  # a run on the old model would answer late: drop it
-            self.win.worker.cancel(rid, name)
+            self.ctx.worker.cancel(rid, name)
             if self._answer(name, rid):
                 ran.add(name)
         self.ablation.set_model(ckpt.config)
@@ -142,24 +145,18 @@ class AnalysisTabs(QtCore.QObject):
             if name in ran:
                 self.answered.emit(name)
 
-    @QtCore.Slot()
-    def refresh_later(self, *_) -> None:
-        """Refresh once the window has drawn what changed (its own slots run first)."""
-        QtCore.QTimer.singleShot(0, self.refresh)
-
-    @QtCore.Slot()
-    def _on_translated(self, *_) -> None:
-        """A new main result (the window's slot runs first): drop results of another sentence."""
-        QtCore.QTimer.singleShot(0, self._after_translated)
-
-    def _after_translated(self) -> None:
-        self._main_answers += 1
-        self.drop_stale()
+    def _follow(self) -> None:
+        """The view model changed: after a new main result drop results of another sentence;
+        follow the selected head and step."""
+        if self.ctx.vm.state is not self._state_seen:
+            self._state_seen = self.ctx.vm.state
+            self._main_answers += 1
+            self.drop_stale()
         self.refresh()
 
     def selection(self, fallback: tuple[str, int, int]) -> tuple[str, int, int]:
         """(view kind, 0-based layer, head) selected in the main grid; ``fallback`` in the Masks view."""
-        vm = self.win.vm
+        vm = self.ctx.vm
         if vm.kind == "masks":
             return fallback
         return vm.kind, int(vm.selected[0]), int(vm.selected[1])
@@ -175,7 +172,7 @@ class AnalysisTabs(QtCore.QObject):
         old = self.ablation.report
         self.ablation.report = report
         try:
-            self.ablation.show_report(report, ms, self._ablation_selection(), self.win.vm.step)
+            self.ablation.show_report(report, ms, self._ablation_selection(), self.ctx.vm.step)
         except InputError as exc:
             self.ablation.report = old
             self.ablation.show_error(str(exc))
@@ -198,7 +195,7 @@ class AnalysisTabs(QtCore.QObject):
         if self._answer(panel, rid):
             what = "ablation" if panel == "ablate" else "comparison"
             (self.ablation if panel == "ablate" else self.compare).show_error(f"{what} cancelled")
-            self.win.status.showMessage(f"{what} cancelled; the last result stays on screen", 5000)
+            self.ctx.status(f"{what} cancelled; the last result stays on screen", 5000)
             self.answered.emit(panel)
 
     def _drop_if_overtaken(self, panel: str) -> None:
@@ -210,7 +207,7 @@ class AnalysisTabs(QtCore.QObject):
     def drop_stale(self) -> None:
         """After a new main translation: clear a result made for another sentence, the ablation
         (always of the main input) and a comparison whose A was the main input."""
-        result = self.win.result
+        result = self.ctx.vm.result
         if result is None:
             return
         text = result.source.text
@@ -241,12 +238,8 @@ class AnalysisTabs(QtCore.QObject):
         """Follow the main window's selected head and step."""
         try:
             if self.ablation.report is not None:
-                self.ablation.refresh(self._ablation_selection(), self.win.vm.step)
+                self.ablation.refresh(self._ablation_selection(), self.ctx.vm.step)
         except InputError as exc:
             self.ablation.show_error(str(exc))
         self.compare.refresh(self.selection(("cross", 0, 0)))
 
-
-def install(win) -> AnalysisTabs:
-    """Create the tabs for ``win`` (a :class:`gui.window.main_window.MainWindow` after its LiveController)."""
-    return AnalysisTabs(win)

@@ -14,8 +14,8 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
-from gui.state.compare_data import compare_maps, head_map
 from gui.panels.pair_views import DetachablePanel, MapRow, error_style
+from gui.state.compare_data import compare_maps, head_map
 
 MODES = {"inputs": "two inputs, this model", "checkpoints": "two checkpoints, one input"}
 

@@ -16,8 +16,8 @@ import html
 
 from PySide6 import QtCore, QtWidgets
 
-from gui.widgets.tables import read_only_table, set_texts
 from gui.state.view_model import ViewModel
+from gui.widgets.tables import read_only_table, set_texts
 
 
 class ForkPanel(QtWidgets.QWidget):

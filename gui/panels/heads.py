@@ -1,10 +1,7 @@
-"""Finding the interesting heads (summaries): derived cells in the grid (mean over heads
-per layer, encoder rollout), a sortable head table (a tab beside the experiment panels) and the
-alignment lines (a tab beside the enlarged heatmap). Numbers: gui/state/derived.py, which calls
-core.analysis.head_stats on the model's tensors.
-
-:class:`HeadTools` is the window's ``heads``; :meth:`HeadTools.draw` replaces the grid/heatmap
-drawing of ``MainWindow.redraw`` for the attention views.
+"""Finding the interesting heads (summaries): a sortable head table (a tab beside the experiment
+panels) and the alignment lines (a tab beside the enlarged heatmap). The derived cells in the grid
+(mean over heads per layer, encoder rollout) come from :mod:`gui.state.view_spec`. Numbers:
+gui/state/derived.py, which calls core.analysis.head_stats on the model's tensors.
 """
 
 from __future__ import annotations
@@ -15,10 +12,11 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.analysis.head_stats import HeadStats
+from gui.panels.context import Panel, PanelContext
 from gui.state import derived as dv
+from gui.state.view_data import view_at, view_title
+from gui.state.view_spec import clamped, enlarged_spec
 from gui.widgets.alignment import AlignmentPanel
-from gui.widgets.head_grid import Cell
-from gui.state.view_data import ViewData, view_at, view_title
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 HEAD_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
@@ -139,65 +137,55 @@ class HeadTablePanel(QtWidgets.QWidget):
         lay.addWidget(self.hint)
 
 
-class HeadTools(QtCore.QObject):
-    """Adds the "Heads" tab to ``win.live.tabs`` and an "Alignment lines" tab beside the enlarged
-    heatmap; routes grid clicks on derived cells and table clicks to the view model."""
+class HeadTools(QtCore.QObject, Panel):
+    """The "Heads" tab (every head of the view in a sortable table) and the "Alignment lines" tab
+    beside the enlarged map. Both follow the view model and show what
+    :func:`gui.state.view_spec.enlarged_spec` enlarges; they fill only while their tab is shown."""
 
-    def __init__(self, win) -> None:
-        super().__init__(win)
-        self.win, self.vm = win, win.vm
+    name = "heads"
+
+    def __init__(self, ctx: PanelContext) -> None:
+        super().__init__()
+        self.ctx, self.vm = ctx, ctx.vm
         self.table_panel = HeadTablePanel()
         self.table = self.table_panel.table
-        win.live.tabs.addTab(self.table_panel, "Heads")
         self.align = AlignmentPanel()
         self.lines = self.align.lines
-        self.map_tabs = self._beside_heatmap()
-        self.table.head_chosen.connect(win.select)
+        self.map_tabs = ctx.map_tabs
+        self.map_tabs.addTab(self.align, "Alignment lines")
+        self.table.head_chosen.connect(ctx.select)
         self.align.mean_toggled.connect(lambda _: self.refresh())
-        for tabs in (win.live.tabs, self.map_tabs):
+        for tabs in (ctx.tabs, self.map_tabs):
             tabs.currentChanged.connect(lambda _: self.refresh())
-        self._state: tuple | None = None  # (view, layer, head) of the last draw
+        self._state: tuple | None = None  # (view, layer, head, derived map or None) on screen
+        self._seen: tuple | None = None  # what _state was made from
         self._done: dict[str, object] = {}  # what the table / lines last showed
+        ctx.vm.subscribe(self._follow)
 
-    def _beside_heatmap(self) -> QtWidgets.QTabWidget:
-        heat = self.win.heatmap
-        outer = heat.parentWidget()
-        if isinstance(outer, QtWidgets.QStackedWidget) and isinstance(outer.parentWidget(), QtWidgets.QTabWidget):
-            tabs = outer.parentWidget()  # someone already put the heatmap in tabs: join them
-        else:
-            tabs = QtWidgets.QTabWidget()
-            outer.layout().replaceWidget(heat, tabs)
-            tabs.insertTab(0, heat, "Heatmap")
-        tabs.addTab(self.align, "Alignment lines")
-        return tabs
+    def tabs(self) -> list[tuple[QtWidgets.QWidget, str]]:
+        return [(self.table_panel, "Heads")]
 
-    # ---------- grid and enlarged map ----------
-    def cell_clicked(self, key) -> None:
-        """A grid click: a derived cell is enlarged like a head."""
-        if dv.is_derived(key):
-            self.vm.select_derived(key)
-            self.win.redraw()
-        else:
-            self.win.select(*key)
-
-    def draw(self, v: ViewData, cells: list[Cell], n_heads: int, layer: int, head: int, title: str) -> None:
-        """Grid = the head cells + the derived cells; the enlarged map = the chosen head or derived
-        cell; then the table and the lines (only while their tab is shown)."""
-        r, k = self.vm.result, self.vm.step
-        derived = dv.derived_maps(r, k, v)
-        by_key = {d.key: d for d in derived}
-        if self.vm.derived not in by_key:
-            self.vm.derived = None
-        chosen = by_key.get(self.vm.derived)
-        self.win.grid.selected = chosen.key if chosen else (layer, head)
-        self.win.grid.set_cells(cells + [Cell(d.title, d.matrix, d.mask, d.key) for d in derived], n_heads)
-        if chosen is not None:
-            self.win.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
-                                        dv.enlarged_title(v.kind, chosen, r), chosen.row_label, chosen.col_label)
-        else:
-            self.win.heatmap.set_matrix(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title,
-                                        v.row_label, v.col_label)
-        self._state = (v, layer, head, chosen)
+    def _follow(self) -> None:
+        """The view model changed: take the enlarged map's view, head and derived cell."""
+        vm = self.vm
+        r = vm.result
+        if r is None:
+            return
+        if vm.kind == "masks":
+            if self._seen != ("masks",):
+                self._seen = ("masks",)
+                self.clear()
+            return
+        # encoder maps do not change while the decoder steps; the key holds the tensors themselves
+        seen = (r.maps.encoder_self if vm.kind == "encoder" else r.maps, vm.kind,
+                0 if vm.kind == "encoder" else vm.step, tuple(vm.selected), vm.derived)
+        if self._seen is not None and len(self._seen) == len(seen) and seen[0] is self._seen[0] \
+                and seen[1:] == self._seen[1:]:
+            return
+        self._seen = seen
+        spec = enlarged_spec(vm)
+        layer, head = clamped(vm)
+        self._state = (spec.view, layer, head, spec.derived)
         self._done = {}
         self.refresh()
 
@@ -212,7 +200,7 @@ class HeadTools(QtCore.QObject):
         """Update the table and the lines if their tab is shown and they are out of date."""
         if self._state is None:
             return
-        if self.win.live.tabs.currentWidget() is self.table_panel and "table" not in self._done:
+        if self.ctx.tabs.currentWidget() is self.table_panel and "table" not in self._done:
             self._fill_table()
         if self.map_tabs.currentWidget() is self.align and self._done.get("lines") != self.align.mean.isChecked():
             self._fill_lines()

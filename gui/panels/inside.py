@@ -18,10 +18,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import InsideStep, inside_of_result
 from core.transformer.kinds import VIEW_TO_KIND
+from gui.panels.worker_tab import WorkerTab
+from gui.state.view_data import KIND_TITLES, quote, view_at
 from gui.widgets.labels import MAX_CHARS
 from gui.widgets.strips import PopOut, ValueStrip
-from gui.state.view_data import KIND_TITLES, quote, view_at
-from gui.panels.worker_tab import WorkerTab
 
 CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
@@ -50,10 +50,13 @@ def problem_with(vm) -> str | None:
 
 class InsidePanel(WorkerTab):
     """The tab. ``step`` is the :class:`InsideStep` shown (None with ``message``); ``heatmap_row``
-    the main heatmap's row it was checked against; ``strips`` the seven matrices drawn."""
+    the enlarged map's row it was checked against; ``strips`` the seven matrices drawn."""
 
-    def __init__(self, win) -> None:
-        super().__init__(win, poll_ms=100)
+    name = "inside"
+    tab_title = "Inside one step"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
         self.step: InsideStep | None = None
         self.heatmap_row: np.ndarray | None = None
         self._seen: tuple | None = None
@@ -75,7 +78,7 @@ class InsidePanel(WorkerTab):
         self.plots = pg.GraphicsLayoutWidget()
         self.plots.setBackground("w")
         signed = pg.colormap.get(SIGNED)
-        self.strips = [ValueStrip(self.plots.ci, i, win.cmap if i == 4 else signed, diverging=i != 4) for i in range(7)]
+        self.strips = [ValueStrip(self.plots.ci, i, ctx.style.cmap if i == 4 else signed, diverging=i != 4) for i in range(7)]
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fit the width
@@ -87,17 +90,17 @@ class InsidePanel(WorkerTab):
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
         self.plots.hide()
-        self.popout = PopOut(win.live.tabs, self, "Inside one step", win)
+        self.popout = PopOut(ctx.tabs, self, self.tab_title)
         self.popout_button.clicked.connect(self.popout.toggle)
         self.query.valueChanged.connect(lambda _: self.refresh())
-        win.heatmap.scene().sigMouseClicked.connect(self._on_heatmap_click)
+        ctx.map_row_clicked.connect(self._on_map_row_clicked)
 
-    # ---------- following the main window (polled while shown: gui/panels/worker_tab.py) ----------
+    # ---------- following the view model (while shown: gui/panels/worker_tab.py) ----------
 
     def refresh(self) -> None:
         """Request the inside of the selected head and query when any of them changed (the
         request only while the panel is visible: no model work for a hidden tab)."""
-        vm = self.win.vm
+        vm = self.ctx.vm
         key = self._key()
         if key == self._seen or (key == self._ranged and not self.isVisible()):
             return
@@ -125,22 +128,16 @@ class InsidePanel(WorkerTab):
 
     def _key(self) -> tuple:
         """What the panel shows depends on: result, step, view, head, query, font, derived cell, colours."""
-        vm = self.win.vm
-        return (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), self.win.font().pointSize(),
-                getattr(vm, "derived", None), id(self.win.cmap))
+        vm, style = self.ctx.vm, self.ctx.style
+        return (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), style.font.pointSize(),
+                getattr(vm, "derived", None), id(style.cmap))
 
-    def _on_heatmap_click(self, ev) -> None:
-        """A click on a row of the enlarged heatmap chooses that query."""
-        hm = self.win.heatmap
-        if self.win.vm.kind not in CORE_KIND or hm.matrix.size == 0:
+    def _on_map_row_clicked(self, row: int) -> None:
+        """A click on a row of the enlarged heatmap (0-based) chooses that query."""
+        if self.ctx.vm.kind not in CORE_KIND:
             return
-        pos = ev.scenePos()
-        if not hm.view.sceneBoundingRect().contains(pos):
-            return
-        row = int(np.floor(hm.view.mapSceneToView(pos).y()))
-        if 0 <= row < hm.matrix.shape[0]:
-            self.query.setMaximum(max(self.query.maximum(), row + 1))
-            self.query.setValue(row + 1)
+        self.query.setMaximum(max(self.query.maximum(), row + 1))
+        self.query.setValue(row + 1)
 
     def _on_failed(self, tag: int, reason: str) -> None:
         if tag == self._tag:
@@ -172,10 +169,10 @@ class InsidePanel(WorkerTab):
     def show_step(self, st: InsideStep) -> None:
         """Draw the seven matrices of ``st`` (the arrays ValueStrip keeps are st's own values)."""
         self.step = st
-        font = QtGui.QFont(self.win.font())
+        font = QtGui.QFont(self.ctx.style.font)
         for s in self.strips:
             s.set_font(font)
-        self.strips[4].set_colormap(self.win.cmap)
+        self.strips[4].set_colormap(self.ctx.style.cmap)
         d = st.q.numel()
         dims = [str(i + 1) for i in range(d)]
         keys, query = list(st.key_tokens), [quote(st.query_token)]  # ⟨'⟩ stays readable

@@ -13,11 +13,11 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import positional_matrix
+from gui.panels.worker_tab import WorkerTab
+from gui.state.view_data import quote
 from gui.widgets.heatmap import MatrixImage, colour_bar
 from gui.widgets.labels import token_axes
 from gui.widgets.strips import PopOut, signed_levels
-from gui.state.view_data import quote
-from gui.panels.worker_tab import WorkerTab
 
 SIDES = {"src": "source (encoder input)", "tgt": "target (decoder input, [BOS] first)"}
 MARGIN = 8  # rows shown past the last token (unless "all positions" is ticked)
@@ -35,8 +35,11 @@ class PositionalPanel(WorkerTab):
     """The tab. ``matrix`` is the ``[n, d_model]`` array drawn (rows 0..n-1 of the table),
     ``tokens`` the current tokens whose rows are marked (position i = token i)."""
 
-    def __init__(self, win) -> None:
-        super().__init__(win, poll_ms=150)
+    name = "positional"
+    tab_title = "Positional encoding"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
         self.tables: dict | None = None
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.tokens: list[str] = []
@@ -75,11 +78,11 @@ class PositionalPanel(WorkerTab):
         layout.addWidget(self.message)
         layout.addWidget(self.plots, 1)
         self.plots.hide()
-        self.popout = PopOut(win.live.tabs, self, "Positional encoding", win)
+        self.popout = PopOut(ctx.tabs, self, self.tab_title)
         self.popout_button.clicked.connect(self.popout.toggle)
         self.side.currentIndexChanged.connect(lambda _: self.refresh())
         self.all_rows.toggled.connect(lambda _: self.refresh())
-        win.worker.loaded.connect(self.load)
+        ctx.worker.loaded.connect(self.load)
 
     def load(self, _ckpt=None) -> None:
         """A model was loaded: read its tables in the worker thread."""
@@ -105,11 +108,11 @@ class PositionalPanel(WorkerTab):
 
     def refresh(self) -> None:
         """Redraw when the table, the side, the tokens or the font changed."""
-        vm = self.win.vm
+        vm = self.ctx.vm
         side = self.side.currentData()
         r = vm.result
         tokens = [] if r is None else list(r.maps.src_tokens if side == "src" else r.maps.truncated(vm.step).tgt_tokens)
-        key = (id(self.tables), side, tuple(tokens), self.all_rows.isChecked(), self.win.font().pointSize())
+        key = (id(self.tables), side, tuple(tokens), self.all_rows.isChecked(), self.ctx.style.font.pointSize())
         if key == self._seen:
             return
         self._seen = key
@@ -130,7 +133,7 @@ class PositionalPanel(WorkerTab):
         levels = (-1.0, 1.0) if t["kind"] != "learned" else signed_levels(self.matrix)
         self.image.set(self.matrix, None, levels=levels)
         self.colorbar.setLevels(levels)
-        font = QtGui.QFont(self.win.font())
+        font = QtGui.QFont(self.ctx.style.font)
         left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
         for ax in (left, bottom):
             ax.setStyle(tickFont=font)
@@ -167,12 +170,3 @@ class PositionalPanel(WorkerTab):
         return {"positional_matrix": self.matrix, "positional_tokens": np.array(self.tokens, dtype=str),
                 "positional_what": np.array([self.side.currentData(), self.tables["kind"]])}
 
-
-def install(win) -> tuple:
-    """Add the inside-one-step and positional-encoding tabs to ``win.live.tabs``."""
-    from gui.panels.inside import InsidePanel
-
-    win.inside_panel, win.positional_panel = InsidePanel(win), PositionalPanel(win)
-    win.live.tabs.addTab(win.inside_panel, "Inside one step")
-    win.live.tabs.addTab(win.positional_panel, "Positional encoding")
-    return win.inside_panel, win.positional_panel

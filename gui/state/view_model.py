@@ -1,7 +1,9 @@
 """The app's state without Qt: which result, which step, which view, which layer/head, and the
 texts the panels show. :class:`MainWindow` only wires widgets to it; tests drive it directly.
 
-Every change bumps ``version`` so a view can tell whether it must redraw. Steps follow the
+Every change bumps ``version`` and calls the plain-Python callbacks registered with
+:meth:`ViewModel.subscribe` (Present mode and the tabs follow the window that way, without
+polling); what is drawn from this state is decided in :mod:`gui.state.view_spec`. Steps follow the
 decoder: at step k (0 ≤ k ≤ n) the decoder has consumed k inputs (BOS first) and chosen k tokens.
 """
 
@@ -45,10 +47,30 @@ class ViewModel:
         self.head_before_masks = (0, 0)  # the (layer, head) to show again when the Masks view is left
         self.show_full = False
         self.version = 0
+        self._listeners: list = []
 
     # ---------- changes ----------
+    def subscribe(self, callback) -> None:
+        """Call ``callback()`` after every change (on the thread that made it: the GUI thread)."""
+        self._listeners.append(callback)
+
+    def unsubscribe(self, callback) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
     def _changed(self) -> None:
         self.version += 1
+        for callback in list(self._listeners):
+            callback()
+
+    def settle(self, selected: tuple, derived_keys: set) -> None:
+        """Make the selection valid for what is on screen: ``selected`` clamped to the result
+        (see :func:`gui.state.view_spec.clamped`), an enlarged derived cell dropped when this view
+        has no such cell. Notifies only when something changed."""
+        derived = self.derived if self.derived in derived_keys else None
+        if tuple(selected) != tuple(self.selected) or derived != self.derived:
+            self.selected, self.derived = tuple(selected), derived
+            self._changed()
 
     @property
     def result(self) -> Translation | None:

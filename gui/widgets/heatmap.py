@@ -12,10 +12,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from gui.state.view_data import quote
 from gui.widgets.labels import token_axes, wrap_title
 from gui.widgets.map_style import HATCH, LEGEND, hatch_size
 from gui.widgets.pg_config import configure
-from gui.state.view_data import quote
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
@@ -102,10 +102,12 @@ class Heatmap(pg.GraphicsLayoutWidget):
     (fixed [0, 1] or the map's own range, labelled) and a hover read-out.
 
     Signals: ``hovered(str)`` with "query i ⟨x⟩ → key j ⟨y⟩: weight" (1-based, as layers and
-    heads), or "" when the pointer leaves or a new map is shown.
+    heads), or "" when the pointer leaves or a new map is shown; ``row_clicked(int)`` with the
+    row (0-based query) of a click inside the map.
     """
 
     hovered = QtCore.Signal(str)
+    row_clicked = QtCore.Signal(int)
     EMPTY = "Type Korean above and press Enter:\nthe attention maps appear here."
 
     def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
@@ -136,6 +138,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
         self.scene().sigMouseMoved.connect(self._on_mouse)
+        self.scene().sigMouseClicked.connect(self._on_click)
         self.view.sigResized.connect(self._wrap_title)
         self.view.sigResized.connect(lambda *_: self._draw_values())
         self.set_empty()
@@ -287,6 +290,14 @@ class Heatmap(pg.GraphicsLayoutWidget):
             self.hovered.emit(self.describe(row, col))
         else:
             self.hovered.emit("")
+
+    def _on_click(self, ev) -> None:
+        pos = ev.scenePos()
+        if self.matrix.size == 0 or not self.view.sceneBoundingRect().contains(pos):
+            return
+        row = int(np.floor(self.view.mapSceneToView(pos).y()))
+        if 0 <= row < self.matrix.shape[0]:
+            self.row_clicked.emit(row)
 
     def _wrap_title(self, *_) -> None:
         """The title spans the plot area only: wrap it to the view's width."""

@@ -137,9 +137,9 @@ class PopOut(QtCore.QObject):
     """Moves ``panel`` (a tab of ``tabs``) into a window of its own and back when it closes;
     the tab meanwhile says where the panel went."""
 
-    def __init__(self, tabs: QtWidgets.QTabWidget, panel: QtWidgets.QWidget, title: str, owner) -> None:
+    def __init__(self, tabs: QtWidgets.QTabWidget, panel: QtWidgets.QWidget, title: str) -> None:
         super().__init__(panel)
-        self.tabs, self.panel, self.title, self.owner = tabs, panel, title, owner
+        self.tabs, self.panel, self.title = tabs, panel, title
         self.window: QtWidgets.QWidget | None = None
         self.placeholder = QtWidgets.QLabel(f"{title} is open in its own window; close it to bring it back here.")
         self.placeholder.setWordWrap(True)
@@ -151,7 +151,7 @@ class PopOut(QtCore.QObject):
         i = self.tabs.indexOf(self.panel)
         self.tabs.insertTab(i, self.placeholder, self.title)
         self.tabs.setCurrentIndex(i)
-        self.window = w = QtWidgets.QWidget(self.owner, QtCore.Qt.WindowType.Window)
+        self.window = w = QtWidgets.QWidget(self.tabs.window(), QtCore.Qt.WindowType.Window)  # closes with it
         w.setWindowTitle(f"Attention Studio — {self.title}")
         QtWidgets.QVBoxLayout(w).addWidget(self.panel)  # leaves the tab widget
         self.panel.show()  # the tab stack had hidden it

@@ -102,8 +102,6 @@ def run(win, app, args, ckpt) -> str:
     says what the tab shows. Raises ValueError with the tab's error message."""
     from core.analysis.ablation import ablation_spec, parse_heads
 
-    win.analysis._on_loaded(ckpt)  # what worker.loaded does in the interactive app
-    win.positional_panel.load(ckpt)
     cfg = ckpt.config
     if args.panel == "ablate":
         n_layers = cfg.n_encoder_layers if args.ablate_kind == "enc" else cfg.n_decoder_layers

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.window import view_menu as display
-from gui.window import models_menu
+from gui.state.view_data import KIND_TITLES, KINDS
 from gui.widgets.controls import InputPanel, StepControls
 from gui.widgets.fonts import scrolling
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import COLORMAPS, Heatmap
 from gui.widgets.mask_panel import MaskPanel
 from gui.widgets.topk_panel import TopKPanel
-from gui.state.view_data import KIND_TITLES, KINDS
+from gui.window import models_menu
+from gui.window import view_menu as display
 
 HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
@@ -25,7 +25,7 @@ def build_widgets(win) -> None:
     selector, head grid | enlarged map, hover line, masks) as attributes of ``win``; the status
     bar with its load progress; Enter/Cancel/device and the step keys (→ ← Space Home End)."""
     central = QtWidgets.QWidget()
-    win._outer = outer = QtWidgets.QVBoxLayout(central)
+    win.outer_layout = outer = QtWidgets.QVBoxLayout(central)
     win.inputs = InputPanel()
     win.translation_label = QtWidgets.QLabel("<b>Translation:</b> —<br><b>After step 0:</b> —")  # 2 lines, as later
     win.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -36,7 +36,7 @@ def build_widgets(win) -> None:
     outer.addWidget(win.controls)
     win.split = split = QtWidgets.QSplitter()
     left = QtWidgets.QWidget()
-    win._left = lv = QtWidgets.QVBoxLayout(left)
+    win.left_layout = lv = QtWidgets.QVBoxLayout(left)
     win.step_label = QtWidgets.QLabel("step 0")
     win.step_label.setWordWrap(True)
     win.topk = TopKPanel()
@@ -50,7 +50,7 @@ def build_widgets(win) -> None:
     win.view_selector.setCurrentIndex(KINDS.index(win.kind))
     win.view_selector.currentIndexChanged.connect(lambda i: win.set_view(KINDS[i]))
     win.grid = HeadGrid(win.cmap)
-    win.grid.clicked.connect(win._on_cell_clicked)
+    win.grid.clicked.connect(win.cell_clicked)
     cv.addWidget(win.view_selector)
     win.grid_caption = QtWidgets.QLabel(GRID_CAPTION)
     cv.addWidget(win.grid_caption)
@@ -61,7 +61,9 @@ def build_widgets(win) -> None:
     win.hover_label = QtWidgets.QLabel(HOVER_HINT)
     win.heatmap.hovered.connect(lambda t: win.hover_label.setText(t or HOVER_HINT))
     win.masks = MaskPanel()
-    rv.addWidget(win.heatmap, 3)
+    win.map_tabs = QtWidgets.QTabWidget()  # panels may add tabs beside the enlarged map
+    win.map_tabs.addTab(win.heatmap, "Heatmap")
+    rv.addWidget(win.map_tabs, 3)
     rv.addWidget(win.hover_label)
     rv.addWidget(win.masks, 2)
     for w in (left, center, right):
@@ -77,7 +79,7 @@ def build_widgets(win) -> None:
     win.status.addPermanentWidget(win.load_bar)
     win.inputs.translate_requested.connect(win.translate)
     win.inputs.cancel_requested.connect(win.cancel)
-    win.inputs.device_changed.connect(win._on_device_changed)
+    win.inputs.device_changed.connect(win.on_device_changed)
     for key, slot in (("Right", lambda: win.controls.set_position(win.controls.position + 1)),
                       ("Left", lambda: win.controls.set_position(win.controls.position - 1)),
                       ("Space", win.controls.toggle_play),

@@ -5,24 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.decoding.live import LiveState
 from core.decoding.translate import Translation
-from gui.panels import analysis as analysis_tabs
-from gui.window import layout as window_layout
+from gui.panels.context import PanelContext, Style
+from gui.panels.registry import TAB_PANELS
+from gui.state import derived as dv
+from gui.state.view_data import KINDS, masks_at
+from gui.state.view_model import ViewModel
+from gui.state.view_spec import clamped, enlarged_spec, grid_spec
 from gui.widgets.fonts import apply_minimums, clamp_point
-from gui.widgets.head_grid import Cell
-from gui.panels.heads import HeadTools
-from gui.window.live import LiveController
 from gui.widgets.map_style import MASK_CMAP
 from gui.widgets.pg_config import configure
-from gui.panels.positional import install as install_inside_tabs
-from gui.state.view_data import KIND_TITLES, KINDS, mask_cells, masks_at, view_at, view_title
-from gui.state.view_model import ViewModel
+from gui.window import layout as window_layout
 from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
+from gui.window.live import LiveController
 from gui.workers.model_worker import ModelWorker, TranslateRequest
 
 __all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window/layout.py
@@ -53,12 +52,28 @@ class MainWindow(QtWidgets.QMainWindow):
         window_layout.build_menus(self)
         self._start_worker()
         self.live = LiveController(self)
-        self.analysis = analysis_tabs.install(self)  # Ablate heads / Compare tabs
-        self._left.addWidget(self.live.tabs, 2)
-        self._outer.insertWidget(1, self.live.bar)
-        install_inside_tabs(self)  # inside one attention step, positional encodings
-        self.heads = HeadTools(self)  # derived grid cells, "Heads" table tab, alignment lines tab
+        self.left_layout.addWidget(self.live.tabs, 2)
+        self.outer_layout.insertWidget(1, self.live.bar)
+        self.style_ = Style(self.cmap, self.font())
+        self.ctx = PanelContext(
+            vm=self.vm, worker=self.worker, style=self.style_, tabs=self.live.tabs, map_tabs=self.map_tabs,
+            request=self.current_request, set_busy=self.inputs.set_busy,
+            status=lambda text, ms=0: self.status.showMessage(text, ms),
+            select=self.select, select_derived=self.select_derived, map_row_clicked=self.heatmap.row_clicked)
+        self.panels = [make(self.ctx) for make in TAB_PANELS]  # gui/panels/registry.py
+        for panel in self.panels:
+            for widget, title in panel.tabs():
+                self.live.tabs.addTab(widget, title)
         self.apply_font()
+
+    def panel(self, name: str):
+        """The registered panel called ``name`` (``Panel.name``); raises StopIteration if none."""
+        return next(p for p in self.panels if p.name == name)
+
+    analysis = property(lambda self: self.panel("analysis"), doc="the Ablate heads and Compare tabs")
+    inside_panel = property(lambda self: self.panel("inside"), doc="the Inside one step tab")
+    positional_panel = property(lambda self: self.panel("positional"), doc="the Positional encoding tab")
+    heads = property(lambda self: self.panel("heads"), doc="the Heads table and the Alignment lines tabs")
 
     result = property(lambda self: self.vm.result, doc="the Translation shown (None before the first)")
     kind = property(lambda self: self.vm.kind, doc="the view: encoder, decoder, cross or masks")
@@ -93,7 +108,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if path:
             self.load_checkpoint(path, "cpu" if self.inputs.device.currentIndex() == 0 else "cuda")
 
-    def _on_device_changed(self, device: str) -> None:
+    def on_device_changed(self, device: str) -> None:
         if self.checkpoint_path:
             self.load_checkpoint(self.checkpoint_path, device)
 
@@ -101,6 +116,12 @@ class MainWindow(QtWidgets.QMainWindow):
         """Loading runs in the worker thread; this only updates the status bar (window stays live)."""
         self.load_bar.setValue(int(round(100 * fraction)))
         self.status.showMessage(f"loading checkpoint: {message} …")
+
+    def use_checkpoint(self, ckpt) -> None:
+        """Make ``ckpt`` (loaded by the caller on this thread, e.g. for ``--screenshot``) the app's
+        model, as if the worker had loaded it: every follower of ``worker.loaded`` hears of it."""
+        self.worker.checkpoint = ckpt
+        self.worker.loaded.emit(ckpt)
 
     def _on_loaded(self, ckpt) -> None:
         self.load_bar.setVisible(False)
@@ -147,7 +168,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def cancel(self) -> None:
         self.worker.cancel(self.request_id)  # the running request and any still waiting
-        self.analysis.cancel()  # and an ablation or comparison, running or waiting
+        for panel in self.panels:  # and an ablation or comparison, running or waiting
+            panel.cancel()
 
     def _on_translated(self, request_id: int, state, ms: float) -> None:
         if request_id != self.request_id:
@@ -179,17 +201,29 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_selector.blockSignals(True)
         self.view_selector.setCurrentIndex(KINDS.index(kind))
         self.view_selector.blockSignals(False)
-        self.selected = (0, 0) if kind == "masks" else (min(self.selected[0], 99), self.selected[1])
         self.redraw()
 
     def select(self, layer: int, head: int) -> None:
+        """Enlarge head (layer, head), 0-based (in the Masks view: mask ``layer``)."""
         self.vm.select(layer, head)
         self.redraw()
 
-    def _on_cell_clicked(self, key) -> None:
-        self.heads.cell_clicked(key)  # a head, or a derived cell (mean over heads, rollout)
+    def select_derived(self, key: tuple) -> None:
+        """Enlarge a derived cell: ``("mean", layer)`` or ``("rollout", 0)``."""
+        self.vm.select_derived(key)
+        self.redraw()
 
-    def redraw(self) -> None:
+    def cell_clicked(self, key) -> None:
+        """A grid click: a head, a mask, or a derived cell (mean over heads, rollout)."""
+        if dv.is_derived(key):
+            self.select_derived(key)
+        else:
+            self.select(*key)
+
+    def redraw(self, force: bool = False) -> None:
+        """Draw the view model's state (``force``: also maps that look unchanged, after a style change)."""
+        if force:
+            self._drawn = None
         r = self.result
         if r is None:
             return
@@ -198,39 +232,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.translation_label.setText(self.vm.translation_html())
         self.step_label.setText(self.vm.step_description())
         self.topk.set_candidates(*self.vm.candidates())
-        m = masks_at(r, k)
-        tgt, src = r.maps.tgt_tokens[:k], r.maps.src_tokens
-        self.masks.set_masks(m, src, tgt)
-        self.grid.selected = self.selected
-        self._apply_colormap(MASK_CMAP if self.kind == "masks" else self.cmap)
-        self.grid_caption.setText(MASKS_CAPTION if self.kind == "masks" else GRID_CAPTION)
-        if self.kind == "masks":
-            self._drawn = None
-            self.heads.clear()
-            cells = mask_cells(r, k)
-            i = min(self.selected[0], len(cells) - 1)
-            self.grid.selected = self.selected = (i, 0)
-            self.grid.set_cells([Cell(t, np.nan_to_num(x), np.isnan(x), (j, 0)) for j, (t, x, _, _) in enumerate(cells)], 2)
-            title, x, rows, cols = cells[i]
-            self.heatmap.set_mask_matrix(x, rows, cols, title)
-            return
-        v = view_at(r, k, self.kind)
-        n_layers, n_heads = v.weights.shape[:2]
-        layer, head = max(0, min(self.selected[0], n_layers - 1)), max(0, min(self.selected[1], n_heads - 1))
-        self.grid.selected = self.selected = (layer, head)
+        self.masks.set_masks(masks_at(r, k), r.maps.src_tokens, r.maps.tgt_tokens[:k])
+        masks = self.kind == "masks"
+        self._apply_colormap(MASK_CMAP if masks else self.cmap)
+        self.grid_caption.setText(MASKS_CAPTION if masks else GRID_CAPTION)
+        grid = grid_spec(self.vm)  # what is drawn: gui/state/view_spec.py
+        self.vm.settle(clamped(self.vm), {c.key for c in grid.cells if dv.is_derived(c.key)})
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
         # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
         source = r.maps.encoder_self if self.kind == "encoder" else r.maps
-        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.selected, self.vm.derived, id(self.cmap))
+        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.vm.selected, self.vm.derived,
+                 id(self.cmap))
         if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
             return
         self._drawn = drawn
-        cells = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
-                 for li in range(n_layers) for hi in range(n_heads)]
-        title = f"{view_title(r, self.kind)} — layer {layer + 1}, head {head + 1}"
-        if k == 0 and self.kind != "encoder":
-            title = f"{KIND_TITLES[self.kind]}: no decoder step yet — press Step ▶ (→)"
-        self.heads.draw(v, cells, n_heads, layer, head, title)  # + derived cells; enlarges the chosen one
+        spec = enlarged_spec(self.vm)
+        self.grid.selected = grid.selected
+        self.grid.set_cells(grid.cells, grid.n_cols)
+        if spec.mask_picture:
+            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
+        else:
+            self.heatmap.set_matrix(spec.matrix, spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
+                                    spec.row_label, spec.col_label)
 
     # ---------- presenter comfort and export ----------
     def apply_font(self) -> None:
@@ -247,6 +270,7 @@ class MainWindow(QtWidgets.QMainWindow):
         apply_minimums(self, font)
         self._drawn = None
         self.redraw()
+        self.style_.update(font=font)
 
     def change_font(self, delta: int) -> None:
         self.font_size = clamp_point(self.font_size + delta)
@@ -256,7 +280,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cmap = pg.colormap.get(name)
         self._drawn = None
         self.redraw()
-        self.analysis.set_colormap(self.cmap)  # the Ablate heads / Compare tabs' maps
+        self.style_.update(cmap=self.cmap)
+        for panel in self.panels:  # maps the panels draw themselves (Ablate heads / Compare)
+            panel.set_colormap(self.cmap)
+        if self.present_window is not None:
+            self.present_window.refresh()
         if self.kind != "masks":
             self._apply_colormap(self.cmap)
 
@@ -271,5 +299,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
         self.thread.quit()
         self.thread.wait()  # only a checkpoint load already running cannot be interrupted
-        self.analysis.stop()  # the Ablate heads / Compare thread (its runs were dropped above)
+        for panel in self.panels:  # e.g. the Ablate heads / Compare thread (its runs were dropped above)
+            panel.stop()
         super().closeEvent(event)

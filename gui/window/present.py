@@ -2,18 +2,19 @@
 
 Keys: V / Shift+V next / previous view kind, L / Shift+L layer, H / Shift+H head, M the mean over
 heads of the current layer (a derived cell; H or M again goes back to a head), → / ← step, Esc or
-F11 leaves. The window follows the main window's state (its view model), so what it shows is
-always what the main window would enlarge, a derived cell (layer mean, encoder rollout) included."""
+F11 leaves. The window follows the main window's view model (a change callback), and draws
+:func:`gui.state.view_spec.enlarged_spec`, so what it shows is always what the main window
+enlarges, a derived cell (layer mean, encoder rollout) included."""
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.state import derived as dv
+from gui.state.view_data import KINDS, mask_cells, view_at
+from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
-from gui.state.view_data import KINDS, mask_cells, view_at, view_title
 
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
@@ -46,46 +47,31 @@ class PresentWindow(QtWidgets.QWidget):
         self.help.setFont(small)
         self.hover.setFont(small)
         self._seen = None
-        self.timer = QtCore.QTimer(self)  # follow the main window (its view model changes version)
-        self.timer.timeout.connect(self.refresh)
-        self.timer.start(100)
+        win.vm.subscribe(self.refresh)  # follow the main window's view model (no polling)
         self.refresh()
 
     def refresh(self) -> None:
-        """Redraw when the main window's result, step, view or selection changed."""
+        """Redraw when the main window's result, step, view, selection or colour map changed."""
         vm = self.win.vm
-        seen = (vm.version, vm.kind, tuple(vm.selected), vm.derived, vm.step, id(vm.result))
+        seen = (vm.version, vm.kind, tuple(vm.selected), vm.derived, vm.step, id(vm.result), id(self.win.cmap))
         if seen == self._seen:
             return
         self._seen = seen
-        r, k, kind = vm.result, vm.step, vm.kind
-        if r is None:
+        spec = enlarged_spec(vm, presenter=True)  # what the main window enlarges: gui/state/view_spec.py
+        if spec is None:
             self.heatmap.set_empty()
             self.caption.setText("No translation yet")
             return
-
-        if kind == "masks":
-            cells = mask_cells(r, k)
-            i = max(0, min(vm.selected[0], len(cells) - 1))
-            title, x, rows, cols = cells[i]
+        if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
-            self.heatmap.set_mask_matrix(x, rows, cols, title)
-            self.caption.setText(f"Masks · {i + 1} / {len(cells)} · step {k}")
+            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
+            n = len(mask_cells(vm.result, vm.step))
+            self.caption.setText(f"Masks · {spec.key[0] + 1} / {n} · step {vm.step}")
             return
         self.heatmap.set_colormap(self.win.cmap)
-        v = view_at(r, k, kind)
-        n_layers, n_heads = v.weights.shape[:2]
-        layer = max(0, min(vm.selected[0], n_layers - 1))
-        head = max(0, min(vm.selected[1], n_heads - 1))
-        self.caption.setText(f"{r.source.text}  →  step {k}")
-        chosen = next((d for d in dv.derived_maps(r, k, v) if d.key == vm.derived), None) if vm.derived else None
-        if chosen is not None:  # the main window enlarges a derived cell: show that, titled "(derived)"
-            self.heatmap.set_matrix(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
-                                    dv.enlarged_title(kind, chosen, r), chosen.row_label, chosen.col_label)
-            return
-        title = f"{view_title(r, kind)} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
-        self.heatmap.set_matrix(np.asarray(v.weights[layer, head]), v.mask, v.row_tokens, v.col_tokens, title,
-                                v.row_label, v.col_label)
+        self.caption.setText(f"{vm.result.source.text}  →  step {vm.step}")
+        self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
+                                spec.row_label, spec.col_label)
 
     def _cycle(self, what: str, delta: int) -> None:
         win, vm = self.win, self.win.vm
@@ -108,10 +94,10 @@ class PresentWindow(QtWidgets.QWidget):
             if vm.derived == ("mean", layer):
                 win.select(layer, head)
             else:
-                win.heads.cell_clicked(("mean", layer))  # as a click on the grid's mean cell
+                win.select_derived(("mean", layer))  # as a click on the grid's mean cell
             return
         if what == "layer" and vm.derived and vm.derived[0] == "mean":
-            win.heads.cell_clicked(("mean", (layer + delta) % n_layers))  # L steps through the layer means
+            win.select_derived(("mean", (layer + delta) % n_layers))  # L steps through the layer means
             return
         if what == "layer":
             win.select((layer + delta) % n_layers, head)
@@ -139,5 +125,5 @@ class PresentWindow(QtWidgets.QWidget):
         self.refresh()
 
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
-        self.timer.stop()
+        self.win.vm.unsubscribe(self.refresh)
         super().closeEvent(ev)

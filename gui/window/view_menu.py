@@ -8,9 +8,9 @@ from pathlib import Path
 from PySide6 import QtGui, QtWidgets
 
 from gui.export.files import WHAT, export_npz, export_png, remember, start_dir
-from gui.widgets.heatmap import SCALES
 from gui.export.map_image import export_map
 from gui.export.svg import export_svg
+from gui.widgets.heatmap import SCALES
 
 
 def install(win, view_menu: QtWidgets.QMenu) -> None:
@@ -55,9 +55,10 @@ def set_scale(win, scale: str) -> None:
     "fixed" [0, 1] or "per-map"."""
     win.heatmap.set_scale(scale)
     win.grid.set_scale(scale)
-    win.analysis.set_scale(scale)  # the Ablate heads / Compare tabs' A and B maps
-    win._drawn = None
-    win.redraw()
+    for panel in win.panels:  # e.g. the Ablate heads / Compare tabs' A and B maps
+        panel.set_scale(scale)
+    win.style_.update(scale=scale)
+    win.redraw(force=True)
     if win.present_window is not None:
         win.present_window.heatmap.set_scale(scale)
 
@@ -92,8 +93,7 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
     try:
         if what == "npz":
             out = export_npz(path, win.result, win.controls.position, win.kind, win.selected,
-                             {**win.heads.npz_extra(), **win.inside_panel.npz_extra(),
-                              **win.positional_panel.npz_extra(), **win.analysis.npz_extra()})
+                             {name: array for panel in win.panels for name, array in panel.npz_extra().items()})
             win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
         else:
             note = " (vector, text as outlines)" if fmt == "svg" else ""
