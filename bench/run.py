@@ -171,23 +171,24 @@ def bench_first_translation(repeats: int, checkpoint: str) -> dict:
 
 
 def bench_decode(ckpt, repeats: int) -> dict:
-    from core.decoding.beam import beam_search
     from core.decoding.session import DecodeSession
+    from core.decoding.strategy import DecodingStrategy
 
     c = ckpt.config
     out = {}
-    for name, beam in (("greedy", 1), ("beam4", 4)):
+    for strategy in (DecodingStrategy.greedy(), DecodingStrategy.beam(4)):
+        name = str(strategy).replace(" ", "")  # greedy, beam4
         counts = []
 
-        def run(beam=beam, counts=counts):
+        def run(strategy=strategy, counts=counts):
             counts.clear()
             for s in SENTENCES:
-                if beam == 1:
+                if strategy.is_greedy:
                     sess = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, s)
                     sess.run()
                     counts.append(len(sess.steps))
                 else:
-                    counts.append(len(beam_search(ckpt.model, ckpt.src_tokenizer, s, beam=4)[0].ids) + 1)
+                    counts.append(len(strategy.search(ckpt.model, ckpt.src_tokenizer, s)[0].ids) + 1)
         t = median_time(run, repeats)
         out[f"ms_per_token_{name}"] = t / sum(counts) * 1000
     d, v = c.d_model, c.tgt_vocab_size

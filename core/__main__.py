@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from core import __version__
-from core.defaults import DEFAULT_MODEL, MAX_BEAM, check_beam
+from core.defaults import DEFAULT_MODEL, MAX_BEAM
 from core.errors import InputError, StudioError
 from core.locations import resolve_checkpoint, user_models_dir
 from core.textio import split_lines
@@ -21,10 +21,11 @@ from core.textio import split_lines
 
 def _translate(args) -> int:
     from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.strategy import as_strategy
     from core.decoding.translate import translate
 
-    check_beam(args.beam)  # before the model loads: a bad option fails at once
-    _check_experiment_options(args)
+    strategy = as_strategy(args.beam)  # before the model loads: a bad option fails at once
+    _check_experiment_options(args, strategy)
     from core import cli_heads
 
     cli_heads.check_heads_options(args)
@@ -47,7 +48,7 @@ def _translate(args) -> int:
             print("", flush=True)  # a blank line stays a blank line (keeps outputs aligned)
             continue
         try:
-            r = translate(ckpt, text, beam=args.beam, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k,
+            r = translate(ckpt, text, beam=strategy, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k,
                           prefix=args.prefix, causal=not args.no_causal_mask)
             line = json.dumps(cli_heads.add_heads(r, args, r.to_json()), ensure_ascii=False, allow_nan=False) if args.json \
                 else cli_heads.add_heads(r, args, r.translation)
@@ -66,14 +67,15 @@ def _translate(args) -> int:
     return status
 
 
-def _check_experiment_options(args) -> None:
-    """One-line errors for option combinations the experiments do not support."""
+def _check_experiment_options(args, strategy) -> None:
+    """One-line errors for option combinations the experiments do not support (``strategy``: the
+    :class:`~core.decoding.strategy.DecodingStrategy` of ``--beam``)."""
     if args.no_causal_mask and args.reference is None:
         raise ValueError("--no-causal-mask needs --reference (it switches off the mask in teacher forcing)")
     if args.batch_with is not None:
         if args.text == "-":
             raise ValueError("--batch-with needs the first sentence as an argument, not '-'")
-        clash = [name for name, on in (("--beam", args.beam != 1), ("--reference", args.reference is not None),
+        clash = [name for name, on in (("--beam", not strategy.is_greedy), ("--reference", args.reference is not None),
                                        ("--prefix", args.prefix is not None), ("--pad-to", args.pad_to is not None))
                  if on]
         if clash:
@@ -100,15 +102,16 @@ def _evaluate(args) -> int:
     import importlib.util
 
     from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.strategy import as_strategy
     from core.evaluation.evaluate import evaluate_files, write_json
 
     if importlib.util.find_spec("sacrebleu") is None:  # checked before any work, not after translating
         print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)",
               file=sys.stderr)
         return 2
-    check_beam(args.beam)
+    strategy = as_strategy(args.beam)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
-    result = evaluate_files(ckpt, args.src, args.ref, beam=args.beam, limit=args.limit)
+    result = evaluate_files(ckpt, args.src, args.ref, beam=strategy, limit=args.limit)
     print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
           f"{result['seconds']} s)")
     print(f"  {result['bleu_signature']}\n  {result['chrf_signature']}")
@@ -119,13 +122,15 @@ def _evaluate(args) -> int:
 
 def _check(args) -> int:
     from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.strategy import as_strategy
     from core.evaluation.lecture_check import COPY_FIXTURE, LECTURE_FIXTURE, run_checks
 
+    strategy = as_strategy(args.beam)  # before the model loads
     for given, default in ((args.lecture, LECTURE_FIXTURE), (args.copy, COPY_FIXTURE)):
         if given is None and not default.is_file():  # an installed wheel carries no test fixtures
             raise InputError(f"{default.name}: the default fixtures are in the source repository (tests/fixtures); "
                              "give --lecture and --copy")
-    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=args.beam,
+    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=strategy,
                    lecture=args.lecture or LECTURE_FIXTURE, copy=args.copy or COPY_FIXTURE)
     lec, cp = r["lecture"], r["copy"]
     if args.verbose:

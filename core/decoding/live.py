@@ -14,8 +14,9 @@ import copy
 from dataclasses import dataclass, field
 
 from core.checkpoints.checkpoint import Checkpoint
-from core.decoding.beam import BeamStep, Hypothesis, beam_search
+from core.decoding.beam import BeamStep, Hypothesis
 from core.decoding.session import DecodeSession
+from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.decoding.translate import Translation, check_finite, session_result
 from core.errors import InputError
 
@@ -62,32 +63,36 @@ class LiveDecoder:
     """One sentence, stepped live. Commands: :meth:`step`, :meth:`back`, :meth:`seek`,
     :meth:`fork`, :meth:`unfork`, :meth:`choose_hypothesis`; :meth:`state` after each.
 
+    ``beam``: a :class:`~core.decoding.strategy.DecodingStrategy` or a beam size (1 = greedy);
+    ``strategy`` holds it, ``beam`` its beam size.
+
     Raises:
         InputError: as :func:`core.decoding.translate.translate` (empty text, bad beam/pad).
     """
 
-    def __init__(self, ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = None, top_k: int = 5,
-                 alpha: float = 0.6, should_stop=None, show_full: bool = False) -> None:
-        self.ckpt, self.beam, self.pad_to, self.alpha, self.show_full = ckpt, beam, pad_to, alpha, show_full
+    def __init__(self, ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad_to: int | None = None,
+                 top_k: int = 5, alpha: float = 0.6, should_stop=None, show_full: bool = False) -> None:
+        self.strategy = as_strategy(beam)
+        self.beam = self.strategy.beam_size
+        self.ckpt, self.pad_to, self.alpha, self.show_full = ckpt, pad_to, alpha, show_full
         self.session = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text, pad_to=pad_to,
                                      top_k=top_k)  # the one encode
-        self.hyps: list[Hypothesis] = []
         self.trace: list[BeamStep] = []
         self.path: list[int] | None = None  # beam: ids being stepped through (None = the best hypothesis)
         self.forced: dict[int, int] = {}  # output position (0-based) -> forced id
         self.original: Translation | None = None
         self.fork_point: int | None = None
         self._saved: tuple | None = None  # beam state before a fork
-        if beam > 1:
-            self.hyps = beam_search(ckpt.model, ckpt.src_tokenizer, text, beam=beam, alpha=alpha,
-                                    should_stop=should_stop, session=self.session, trace=self.trace)
+        self.hyps: list[Hypothesis] = self.strategy.search(ckpt.model, ckpt.src_tokenizer, text, alpha=alpha,
+                                                           should_stop=should_stop, session=self.session,
+                                                           trace=self.trace)  # [] for greedy
         self.final: str | None = self._full().translation if show_full else None
 
     # ---------- the plan: which token the next step takes ----------
     def _plan(self) -> list[int] | None:
         """Beam: the chosen path (default: the best hypothesis + EOS unless truncated); greedy:
         None (argmax)."""
-        if self.beam == 1:
+        if not self.strategy.searches_ahead:
             return None
         if self.path is not None:
             return self.path
@@ -117,7 +122,7 @@ class LiveDecoder:
         s = branch(self.session)
         while self._advance(s):
             pass
-        return session_result(s, self.beam, self.hyps, self.trace, self.pad_to)
+        return session_result(s, self.strategy, self.hyps, self.trace, self.pad_to)
 
     @property
     def finished(self) -> bool:
@@ -167,14 +172,14 @@ class LiveDecoder:
         self.seek(k - 1)
         self.forced = {p: t for p, t in self.forced.items() if p < k - 1}
         self.forced.update({k - 1 + i: t for i, t in enumerate(ids)})
-        if self.beam > 1:
+        if self.strategy.searches_ahead:
             if self._saved is None:
                 self._saved = (self.hyps, self.trace, self.path)
             prefix = self.session.output_ids + ids
             self.trace = []
-            self.hyps = beam_search(self.ckpt.model, self.ckpt.src_tokenizer, self.session.source.text,
-                                    beam=self.beam, alpha=self.alpha, should_stop=should_stop,
-                                    session=self.session, prefix=prefix, trace=self.trace)
+            self.hyps = self.strategy.search(self.ckpt.model, self.ckpt.src_tokenizer, self.session.source.text,
+                                             alpha=self.alpha, should_stop=should_stop, session=self.session,
+                                             prefix=prefix, trace=self.trace)
             self.path = None
         self.fork_point = k
         self.seek(10**9, should_stop)
@@ -209,7 +214,7 @@ class LiveDecoder:
         Raises:
             InputError: not a beam session, or ``ids`` empty without EOS.
         """
-        if self.beam == 1:
+        if not self.strategy.searches_ahead:
             raise InputError("hypotheses exist only with beam search")
         plan = list(ids) + ([self.ckpt.config.eos_id] if finished else [])
         if not plan:
@@ -229,7 +234,7 @@ class LiveDecoder:
     def state(self) -> LiveState:
         """The current :class:`LiveState` (a snapshot: later commands do not change it)."""
         s = self.session
-        result = session_result(s, self.beam, self.hyps, self.trace, self.pad_to)
+        result = session_result(s, self.strategy, self.hyps, self.trace, self.pad_to)
         check_finite(result)
         budget = s.max_steps  # also for beam: the slider must not give away the hypothesis's length
         return LiveState(result, True, self.finished, budget, self.final, self.original, self.fork_point,

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 from core.analysis.maps import AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
-from core.decoding.beam import BeamStep, Hypothesis, beam_search
+from core.decoding.beam import BeamStep, Hypothesis
 from core.decoding.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
 from core.decoding.session import DecodeSession, Source, prepare_source
-from core.defaults import check_beam
+from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.errors import InputError
 from core.textio import clean_text
 from core.tokenizers.bpe import BOS, EOS
@@ -140,15 +140,17 @@ def session_steps(session: DecodeSession) -> list[StepInfo]:
                        for s in session.steps], session.tgt_tok)
 
 
-def session_result(session: DecodeSession, beam: int = 1, hyps: list[Hypothesis] | None = None,
+def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyps: list[Hypothesis] | None = None,
                    trace: list[BeamStep] | None = None, pad_to: int | None = None) -> Translation:
     """A displayable :class:`Translation` of the session as it stands now (any number of steps,
-    finished or not): what the app shows while stepping live. ``hyps``/``trace``: beam results."""
+    finished or not): what the app shows while stepping live. ``beam``: the strategy (or its beam
+    size, 1 = greedy) that gives ``mode`` and ``beam``; ``hyps``/``trace``: beam results."""
+    strategy = beam if isinstance(beam, DecodingStrategy) else DecodingStrategy.from_beam_size(beam)
     tgt_tok = session.tgt_tok
     steps = session_steps(session)
     result = Translation(
         session.source, session.translation, steps, session.maps(),
-        "greedy" if beam == 1 else "beam", beam,
+        strategy.name, strategy.beam_size,
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
         session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
         beam_trace=beam_table(trace or [], tgt_tok),
@@ -193,14 +195,15 @@ def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
     return ids
 
 
-def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = None, reference: str | None = None,
-              top_k: int = 5, alpha: float = 0.6, should_stop=None, prefix: str | None = None,
+def translate(ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad_to: int | None = None,
+              reference: str | None = None, top_k: int = 5, alpha: float = 0.6, should_stop=None, prefix: str | None = None,
               causal: bool = True) -> Translation:
     """Translate ``text``: tokenize and encode once, then take exactly one path.
 
-    - greedy (``beam == 1``): a :class:`DecodeSession` steps on its KV cache;
-    - beam: :func:`beam_search` on the same encoder output picks the best hypothesis, which is
-      replayed step by step so its maps and top-k are exactly those the cached decoder computes;
+    - greedy (``beam`` 1 or :meth:`DecodingStrategy.greedy`): a :class:`DecodeSession` steps on its KV cache;
+    - beam (``beam`` k >= 2 or :meth:`DecodingStrategy.beam`): :meth:`DecodingStrategy.search` (beam
+      search) on the same encoder output picks the best hypothesis, which is replayed step by step
+      so its maps and top-k are exactly those the cached decoder computes;
     - teacher forcing (``reference``): one parallel decoder pass over the reference (maps, per-step
       reference log-probability, argmax, running loss; ``causal=False`` drops the causal mask).
 
@@ -218,7 +221,7 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
             an empty reference or prefix, a prefix with a reference, or ``causal=False`` without
             a reference.
     """
-    check_beam(beam)
+    strategy = as_strategy(beam)
     if top_k < 1:
         raise InputError("top-k must be at least 1")
     if not causal and reference is None:
@@ -231,19 +234,18 @@ def translate(ckpt: Checkpoint, text: str, beam: int = 1, pad_to: int | None = N
         result = reference_result(session, reference, causal, pad_to)
     else:
         forced = prefix_ids(session, prefix)
-        hyps: list[Hypothesis] = []
         trace: list[BeamStep] = []
-        if beam == 1:
+        hyps = strategy.search(model, src_tok, text, alpha=alpha, should_stop=should_stop, session=session,
+                               prefix=forced, trace=trace)
+        if strategy.searches_ahead:
+            replay(session, hyps[0], len(forced))
+        else:
             force_prefix(session, forced)
             while not session.finished:
                 if should_stop is not None:
                     should_stop()
                 session.step()
-        else:
-            hyps = beam_search(model, src_tok, text, beam=beam, alpha=alpha, should_stop=should_stop,
-                               session=session, prefix=forced, trace=trace)
-            replay(session, hyps[0], len(forced))
-        result = session_result(session, beam, hyps, trace, pad_to)
+        result = session_result(session, strategy, hyps, trace, pad_to)
         n_fit = sum(s.forced for s in session.steps)
         if len(forced) > n_fit:  # the budget counts after the prefix: only max_len can cut it
             result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only {n_fit} fit the "

@@ -10,18 +10,24 @@ from pathlib import Path
 from tqdm import tqdm
 
 from core.checkpoints.checkpoint import Checkpoint
-from core.decoding.beam import beam_search
 from core.decoding.session import greedy_batch
+from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.textio import read_aligned
 
 
-def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int = 1, batch_size: int = 64,
+def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int | DecodingStrategy = 1, batch_size: int = 64,
                      alpha: float = 0.6) -> list[str]:
-    """Translate every line; an empty line gives an empty hypothesis. Greedy runs in
-    length-sorted batches; beam search one sentence at a time."""
+    """Translate every line; an empty line gives an empty hypothesis. ``beam``: a
+    :class:`DecodingStrategy` or a beam size (1 = greedy). Greedy runs in length-sorted batches;
+    beam search one sentence at a time.
+
+    Raises:
+        InputError: the beam size is out of range (:func:`core.decoding.strategy.as_strategy`).
+    """
+    strategy = as_strategy(beam)
     out = [""] * len(sources)
     idx = [i for i, s in enumerate(sources) if ckpt.src_tokenizer.encode(s).ids]
-    if beam == 1:
+    if strategy.is_greedy:
         idx.sort(key=lambda i: len(sources[i]))
         for start in tqdm(range(0, len(idx), batch_size), desc="greedy", mininterval=10):
             chunk = idx[start : start + batch_size]
@@ -29,8 +35,8 @@ def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int = 1, batch_
                                                   [sources[i] for i in chunk])):
                 out[i] = ckpt.tgt_tokenizer.decode(ids)
     else:
-        for i in tqdm(idx, desc=f"beam {beam}", mininterval=10):
-            best = beam_search(ckpt.model, ckpt.src_tokenizer, sources[i], beam=beam, alpha=alpha)[0]
+        for i in tqdm(idx, desc=str(strategy), mininterval=10):
+            best = strategy.search(ckpt.model, ckpt.src_tokenizer, sources[i], alpha=alpha)[0]
             out[i] = ckpt.tgt_tokenizer.decode(best.ids)
     return out
 
@@ -59,22 +65,26 @@ def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_
     return out
 
 
-def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int = 1, limit: int | None = None) -> dict:
-    """Translate ``src`` (one sentence per line) and score against ``ref``.
+def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStrategy = 1,
+                   limit: int | None = None) -> dict:
+    """Translate ``src`` (one sentence per line) and score against ``ref``. ``beam``: a
+    :class:`DecodingStrategy` or a beam size (1 = greedy); the result's ``beam`` is its beam size.
 
     Raises:
         ValueError: the files have different numbers of lines.
+        InputError: the beam size is out of range.
     """
+    strategy = as_strategy(beam)
     sources, refs = read_aligned(src, ref)  # split on \n only, as sacreBLEU and wc -l count
     if limit is not None:
         if limit < 1:
             raise ValueError(f"--limit must be at least 1, got {limit}")
         sources, refs = sources[:limit], refs[:limit]
     t0 = time.time()
-    hyps = translate_corpus(ckpt, sources, beam=beam)
+    hyps = translate_corpus(ckpt, sources, beam=strategy)
     result = score(hyps, refs)
     result["finance_words_hyp_ref"] = register_counts(hyps, refs)
-    result.update(src=str(src), ref=str(ref), lines=len(sources), beam=beam, seconds=round(time.time() - t0, 1),
+    result.update(src=str(src), ref=str(ref), lines=len(sources), beam=strategy.beam_size, seconds=round(time.time() - t0, 1),
                   checkpoint=str(ckpt.path))
     return result | {"hypotheses_sample": hyps[:5]}
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.evaluation.evaluate import translate_corpus
 from core.textio import read_lines
 
@@ -101,27 +102,29 @@ def _load_all(paths: str | Path | list) -> list[FixtureItem]:
     return [i for p in (paths if isinstance(paths, list) else [paths]) for i in load_fixture(p)]
 
 
-def run_checks(ckpt: Checkpoint, beam: int = 1, lecture: str | Path | list = LECTURE_FIXTURE,
+def run_checks(ckpt: Checkpoint, beam: int | DecodingStrategy = 1, lecture: str | Path | list = LECTURE_FIXTURE,
                copy: str | Path | list = COPY_FIXTURE) -> dict:
     """Translate both fixtures with ``ckpt`` and score them (``lecture`` and ``copy`` may each be
-    a list of fixture files, read one after the other).
+    a list of fixture files, read one after the other). ``beam``: a :class:`DecodingStrategy` or
+    a beam size (1 = greedy; InputError when out of range).
 
     Returns a dict with ``lecture`` (acceptable count, total, rate, sentence-set chrF, per-item
     rows) and ``copy`` (strings copied, total, rate, per-item rows).
     """
     import sacrebleu
 
+    strategy = as_strategy(beam)
     lec = _load_all(lecture)
-    hyps = translate_corpus(ckpt, [i.source for i in lec], beam=beam)
+    hyps = translate_corpus(ckpt, [i.source for i in lec], beam=strategy)
     ok = [acceptable(h, i.targets) for h, i in zip(hyps, lec)]
     refs = [i.targets[0] for i in lec]
     chrf = sacrebleu.metrics.CHRF().corpus_score(hyps, [refs]).score
     cp = _load_all(copy)
-    chyps = translate_corpus(ckpt, [i.source for i in cp], beam=beam)
+    chyps = translate_corpus(ckpt, [i.source for i in cp], beam=strategy)
     hits = [copied(h, i.targets) for h, i in zip(chyps, cp)]
     n_hit, n_all = sum(sum(h) for h in hits), sum(len(h) for h in hits)
     return {
-        "checkpoint": str(ckpt.path), "beam": beam,
+        "checkpoint": str(ckpt.path), "beam": strategy.beam_size,
         "lecture": {"acceptable": sum(ok), "total": len(lec), "rate": round(sum(ok) / len(lec), 3),
                     "chrf_first_reference": round(chrf, 2),
                     "rows": [{"source": i.source, "output": h, "acceptable": a} for i, h, a in zip(lec, hyps, ok)]},

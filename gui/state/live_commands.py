@@ -11,6 +11,7 @@ from __future__ import annotations
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.batch import translate_batch
 from core.decoding.live import LiveDecoder, LiveState, complete_state
+from core.decoding.strategy import as_strategy
 from core.decoding.translate import translate
 from core.errors import InputError
 
@@ -26,7 +27,7 @@ def start(ckpt: Checkpoint, req, should_stop=None) -> tuple[LiveDecoder | None, 
     """
     batch_with = (getattr(req, "batch_with", None) or "").strip()
     if batch_with:
-        if req.reference or req.beam != 1 or req.pad_to:
+        if req.reference or not as_strategy(req.beam).is_greedy or req.pad_to:
             raise InputError("batch with …: runs greedy decoding of two plain sentences (clear the reference, "
                              "beam and pad-to)")
         results = translate_batch(ckpt, [req.text, batch_with], top_k=req.top_k, should_stop=should_stop)
@@ -35,7 +36,8 @@ def start(ckpt: Checkpoint, req, should_stop=None) -> tuple[LiveDecoder | None, 
         r = translate(ckpt, req.text, pad_to=req.pad_to, reference=req.reference, top_k=req.top_k,
                       should_stop=should_stop, causal=getattr(req, "causal", True))
         return None, complete_state(r)
-    live = LiveDecoder(ckpt, req.text, beam=req.beam, pad_to=req.pad_to, top_k=req.top_k, should_stop=should_stop,
+    strategy = as_strategy(req.beam)  # req.beam: a beam size (1 = greedy) or a DecodingStrategy
+    live = LiveDecoder(ckpt, req.text, beam=strategy, pad_to=req.pad_to, top_k=req.top_k, should_stop=should_stop,
                        show_full=getattr(req, "show_full", False))
     return live, live.state()
 
