@@ -142,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(missing, file=sys.stderr)
         return 2
+    from core.decoding.strategy import as_strategy
     from core.errors import StudioError
     from gui.window import headless as headless_panels
 
     try:
         headless_panels.check(args)
+        strategy = as_strategy(args.beam)  # --beam 1 (greedy) to MAX_BEAM: a one-line error otherwise
     except (StudioError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -172,9 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         win.inputs.pad_to.setValue(args.pad_to or 0)
         win.live.bar.batch_with.setText(args.batch_with or "")
         win.live.reference.causal_off.setChecked(args.no_causal_mask)
-        if args.beam > 1:
+        if not strategy.is_greedy:
             win.inputs.decoding.setCurrentIndex(1)
-            win.inputs.beam.setValue(args.beam)
+            win.inputs.beam.setValue(strategy.beam_size)
     if args.panel in PANELS:
         headless_panels.prefill(win, args)
     elif args.panel:

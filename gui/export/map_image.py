@@ -79,9 +79,9 @@ def _copy(hm: Heatmap) -> Heatmap:
     twin.set_scale(hm.scale)
     twin.show_values = hm.show_values
     if hm.mask_mode:
-        twin.set_mask_matrix(*hm._remask)
-    elif hm._args is not None:
-        twin.set_matrix(*hm._args)
+        twin.set_mask_matrix(*hm.mask_args)
+    elif hm.drawn_args is not None:
+        twin.set_matrix(*hm.drawn_args)
     twin.resize(hm.size())
     twin.show()
     return twin
@@ -99,7 +99,7 @@ def labelled_layout(hm: Heatmap):
     """Yield the widget to export for ``hm``: ``hm`` itself when its view already has room for
     every label (or shows no map), else an offscreen copy enlarged until it has (deleted
     afterwards). Wider or taller than ``hm`` only by what the labels need."""
-    if hm._args is None or hm.placeholder.isVisible() or _deficit(hm) == (0, 0):
+    if hm.drawn_args is None or hm.placeholder.isVisible() or _deficit(hm) == (0, 0):
         yield hm
         return
     twin = _copy(hm)

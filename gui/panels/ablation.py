@@ -103,7 +103,7 @@ class AblationPanel(DetachablePanel):
         v.addWidget(QtWidgets.QLabel("Change in log P of the unablated output's tokens (nats):"))
         v.addWidget(self.table, 2)
         self.kind.currentIndexChanged.connect(self._rebuild_grid)
-        self.heads.textEdited.connect(self._sync_boxes)
+        self.heads.textEdited.connect(self.sync_boxes)
         self.heads.returnPressed.connect(self.ablate_requested)
         self.ablate_button.clicked.connect(self.ablate_requested)
         self.clear_button.clicked.connect(self.clear)
@@ -138,12 +138,12 @@ class AblationPanel(DetachablePanel):
                 box.toggled.connect(self._sync_text)
                 self.grid.addWidget(box, la + 1, h + 1, QtCore.Qt.AlignmentFlag.AlignCenter)
                 self.boxes[(la + 1, h + 1)] = box
-        self._sync_boxes(self.heads.text())
+        self.sync_boxes(self.heads.text())
 
     def _sync_text(self) -> None:
         self.heads.setText(",".join(f"{la}:{h}" for (la, h), b in self.boxes.items() if b.isChecked()))
 
-    def _sync_boxes(self, text: str) -> None:
+    def sync_boxes(self, text: str) -> None:
         try:
             chosen = set(parse_heads(text)) if text.strip() else set()
         except InputError:
@@ -156,7 +156,7 @@ class AblationPanel(DetachablePanel):
     def clear(self) -> None:
         """The Clear button: untick every head and remove the last result (nothing is exported)."""
         self.heads.clear()
-        self._sync_boxes("")
+        self.sync_boxes("")
         self.clear_result(READY)
 
     def clear_result(self, why: str) -> None:
@@ -211,7 +211,7 @@ class AblationPanel(DetachablePanel):
             spec = ",".join(f"{la}:{h}" for la, h in r.heads)
             self.heads.setText(spec)
             self.kind.setCurrentIndex(self.kind.findData(r.kind))  # rebuilds the grid from the text
-            self._sync_boxes(spec)
+            self.sync_boxes(spec)
             kept = f" — the result below (heads {spec}, {KIND_NAMES[r.kind].lower()}) stays; the ticks show its heads"
         error_style(self.status, f"{reason}{kept}", True)
 

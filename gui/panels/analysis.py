@@ -42,13 +42,13 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def __init__(self, ctx: PanelContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.ids = {"ablate": 0, "compare": 0}
         self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
         self._main_answers = 0  # main results shown so far (a late analysis answer checks it)
         self._state_seen = None  # the view model's state last followed
         self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
-        self.worker = AnalysisWorker(lambda: ctx.worker.checkpoint, ctx.worker.is_dropped)
+        self.jobs = ctx.worker.jobs  # one job board for the app (gui/workers/jobs.py)
+        self.worker = AnalysisWorker(lambda: ctx.worker.checkpoint, self.jobs)
         self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
         self.worker.moveToThread(self.thread)
         self.ablation, self.compare = AblationPanel(), ComparePanel()
@@ -68,6 +68,11 @@ class AnalysisTabs(QtCore.QObject, Panel):
         ctx.vm.subscribe(self._follow)
         self.thread.start()
 
+    @property
+    def ids(self) -> dict[str, int]:
+        """The newest job id of each tab's queue ("ablate", "compare")."""
+        return {q: self.jobs.latest(q) for q in ("ablate", "compare")}
+
     def tabs(self) -> list:
         return [(self.ablation, self.ablation.tab_title), (self.compare, self.compare.tab_title)]
 
@@ -81,12 +86,10 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def _next(self, panel: str) -> int:
         """A new request id for ``panel``: the older ones are cancelled (a running one stops at its
         next decoder step instead of running to the end; waiting ones are skipped)."""
-        self.ctx.worker.cancel(self.ids[panel], panel)
-        self.ids[panel] += 1
+        job = self.jobs.start(panel)  # older jobs of the tab: cancelled (running ones stop, waiting ones never run)
         self._asked_at[panel] = self._main_answers
-        self.worker.supersede(panel, self.ids[panel])
-        self._set_pending(panel, self.ids[panel])
-        return self.ids[panel]
+        self._set_pending(panel, job)
+        return job
 
     def _set_pending(self, panel: str, rid: int | None) -> None:
         self.pending[panel] = rid
@@ -125,8 +128,8 @@ class AnalysisTabs(QtCore.QObject, Panel):
         """Cancel the latest ablation and comparison (and older ones still waiting): a running
         one stops at its next decoder step (or checkpoint B's load at its next progress report);
         the tab goes idle now, keeps its last result and ignores the run's late answer."""
-        for panel, rid in self.ids.items():
-            self.ctx.worker.cancel(rid, panel)
+        for panel in ("ablate", "compare"):
+            self.jobs.cancel(panel)
             if self.pending[panel] is not None:
                 self._on_cancelled(self.pending[panel], panel)
 
@@ -135,7 +138,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def _on_loaded(self, ckpt) -> None:
         ran = set()
         for name, rid in self.ids.items():  # a run on the old model would answer late: drop it
-            self.ctx.worker.cancel(rid, name)
+            self.jobs.cancel(name)
             if self._answer(name, rid):
                 ran.add(name)
         self.ablation.set_model(ckpt.config)

@@ -126,6 +126,12 @@ class InsidePanel(WorkerTab):
         self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")
         self.ask(lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
 
+    @property
+    def shows_message_only(self) -> bool:
+        """True when the panel looked at the state and explained in words why there is no step
+        (it never asked the worker)."""
+        return self._tag is None and self._seen is not None
+
     def _key(self) -> tuple:
         """What the panel shows depends on: result, step, view, head, query, font, derived cell, colours."""
         vm, style = self.ctx.vm, self.ctx.style
@@ -139,13 +145,12 @@ class InsidePanel(WorkerTab):
         self.query.setMaximum(max(self.query.maximum(), row + 1))
         self.query.setValue(row + 1)
 
-    def _on_failed(self, tag: int, reason: str) -> None:
-        if tag == self._tag:
-            self.show_message(f"⚠ {reason}")
+    def on_failed(self, reason: str) -> None:
+        self.show_message(f"⚠ {reason}")
 
-    def _on_computed(self, tag: int, step) -> None:
-        if tag != self._tag or not isinstance(step, InsideStep):
-            return  # another panel's answer, or superseded by a newer request
+    def on_computed(self, step) -> None:
+        if not isinstance(step, InsideStep):
+            return
         row, key = self._pending
         w = step.weights.numpy()
         n = w.size

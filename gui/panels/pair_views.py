@@ -4,6 +4,7 @@ diverging colour map centred at 0, and panels that can leave the tab for a windo
 from __future__ import annotations
 
 import textwrap
+import weakref
 
 import numpy as np
 import pyqtgraph as pg
@@ -15,12 +16,13 @@ from gui.widgets.heatmap import Heatmap
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
 HINT = "hover a cell for its value (queries and keys numbered from 1)"
+HOME_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab widget -> its tabs before one left
 
 
 def clear_map(m: Heatmap, text: str) -> None:
     """Empty ``m`` completely (image, mask overlay, cell values, title, ticks), then show ``text``:
     a map that no longer applies must never stay on screen under a new explanation."""
-    m._args = None
+    m.drawn_args = None
     m.matrix, m.mask = np.zeros((0, 0)), None
     m.row_tokens, m.col_tokens = [], []
     m.matrix_image.set(np.zeros((0, 0)), None)
@@ -216,9 +218,9 @@ class DetachablePanel(QtWidgets.QWidget):
             return
         i = self.tabs.indexOf(self)
         if i >= 0:
-            home = getattr(self.tabs, "_home_order", None)
+            home = HOME_ORDER.get(self.tabs)
             if home is None or self not in home:  # the strip's order with every panel in its tab
-                self.tabs._home_order = [self.tabs.widget(k) for k in range(self.tabs.count())]
+                HOME_ORDER[self.tabs] = [self.tabs.widget(k) for k in range(self.tabs.count())]
             self.tabs.removeTab(i)
         self.setParent(self.tabs.window(), QtCore.Qt.WindowType.Window)  # closes with the main window
         self.setWindowTitle(f"Attention Studio — {self.tab_title}")
@@ -229,7 +231,7 @@ class DetachablePanel(QtWidgets.QWidget):
     def _home_index(self) -> int:
         """Where the panel goes back: its place in the strip's order before it left, counting only
         the tabs that are there now (so two panels returning in any order keep their order)."""
-        home = getattr(self.tabs, "_home_order", None) or []
+        home = HOME_ORDER.get(self.tabs) or []
         if self not in home:
             return self.tabs.count()
         before = home[: home.index(self)]

@@ -90,13 +90,12 @@ class PositionalPanel(WorkerTab):
         self.message.setText("reading the positional encodings …")
         self.ask(read_tables)
 
-    def _on_failed(self, tag: int, reason: str) -> None:
-        if tag == self._tag:
-            self.tables = None
-            self.show_message(f"⚠ {reason}")
+    def on_failed(self, reason: str) -> None:
+        self.tables = None
+        self.show_message(f"⚠ {reason}")
 
-    def _on_computed(self, tag: int, value) -> None:
-        if tag == self._tag and isinstance(value, dict) and value.get("positional"):
+    def on_computed(self, value) -> None:
+        if isinstance(value, dict) and value.get("positional"):
             self.tables = value
             self._seen = None
             self.refresh()

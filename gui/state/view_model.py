@@ -10,12 +10,15 @@ decoder: at step k (0 ≤ k ≤ n) the decoder has consumed k inputs (BOS first)
 from __future__ import annotations
 
 import html
+import logging
 import math
 from dataclasses import dataclass
 
 from core.decoding.live import LiveState, complete_state
 from core.decoding.translate import BeamRow, Translation
 from gui.state.view_data import KINDS, step_text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,7 +64,10 @@ class ViewModel:
     def _changed(self) -> None:
         self.version += 1
         for callback in list(self._listeners):
-            callback()
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one failing follower must not stop the others or the window
+                log.exception("a view-model follower failed: %r", callback)
 
     def settle(self, selected: tuple, derived_keys: set) -> None:
         """Make the selection valid for what is on screen: ``selected`` clamped to the result

@@ -66,11 +66,12 @@ def minimum_sizes(font: QtGui.QFont) -> dict[str, tuple[int, int]]:
     }
 
 
-def apply_minimums(win, font: QtGui.QFont) -> None:
-    """Give the window's panels their minimum sizes for ``font``; splitter panes never collapse."""
+def apply_minimums(widgets: dict, font: QtGui.QFont, split: QtWidgets.QSplitter | None = None) -> None:
+    """Give ``widgets`` (``{"heatmap": …, "grid": …, "topk": …, "masks": …}``) their minimum
+    sizes for ``font`` (:func:`minimum_sizes`); the panes of ``split`` never collapse."""
     sizes = minimum_sizes(font)
     for name, (w, h) in sizes.items():
-        getattr(win, name).setMinimumSize(w, h)
-    split = getattr(win, "split", None)
+        if name in widgets:
+            widgets[name].setMinimumSize(w, h)
     if split is not None:
         split.setChildrenCollapsible(False)

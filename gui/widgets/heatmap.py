@@ -134,7 +134,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.mask_mode = False
         self.value_items: list[pg.TextItem] = []
         self.font = QtGui.QFont()
-        self._args: tuple | None = None
+        self.drawn_args: tuple | None = None  # set_matrix's arguments of the map shown
+        self.mask_args: tuple | None = None  # set_mask_matrix's arguments, in mask mode
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
         self.scene().sigMouseMoved.connect(self._on_mouse)
@@ -188,9 +189,9 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def _redraw(self) -> None:
         """Draw the current map again (after a font or scale change), in the same mode."""
         if self.mask_mode:
-            self.set_mask_matrix(*self._remask)
-        elif self._args is not None:
-            self.set_matrix(*self._args)
+            self.set_mask_matrix(*self.mask_args)
+        elif self.drawn_args is not None:
+            self.set_matrix(*self.drawn_args)
 
     def _css(self, delta: int = 0) -> dict:
         return {"font-size": f"{max(self.font.pointSize() + delta, 6)}pt"}
@@ -198,7 +199,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def set_matrix(self, matrix: np.ndarray, mask: np.ndarray | None, row_tokens: list[str],
                    col_tokens: list[str], title: str = "", row_label: str = "query", col_label: str = "key") -> None:
         """Show ``matrix [rows, cols]`` with one tick per token (row i at y = i + 0.5)."""
-        self._args = (matrix, mask, row_tokens, col_tokens, title, row_label, col_label)
+        self.drawn_args = (matrix, mask, row_tokens, col_tokens, title, row_label, col_label)
         self.mask_mode = False
         self.matrix, self.mask = matrix, mask
         self.row_tokens, self.col_tokens = list(row_tokens), list(col_tokens)
@@ -232,7 +233,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         absent = np.isnan(image)
         self.set_matrix(image, absent if absent.any() else None, row_tokens, col_tokens,
                         f"{title}<br><span style='font-size:{max(self.font.pointSize() - 1, 6)}pt'>{LEGEND}</span>")
-        self.mask_mode, self._remask = True, remask
+        self.mask_mode, self.mask_args = True, remask
         self.levels = (0.0, 1.0)  # a mask is 0/1 whatever the colour scale
         self.matrix_image.image.setLevels(self.levels)
         self.colorbar.hide()

@@ -63,7 +63,7 @@ def prefill(win, args) -> None:
         p = win.analysis.ablation
         p.kind.setCurrentIndex(p.kind.findData(args.ablate_kind))
         p.heads.setText(args.ablate)
-        p._sync_boxes(args.ablate)
+        p.sync_boxes(args.ablate)
     elif args.panel == "compare":
         c = win.analysis.compare
         if args.compare_checkpoint is not None:
@@ -124,7 +124,7 @@ def run(win, app, args, ckpt) -> str:
                 raise ValueError(f"--query must be 1..{ip.query.maximum()} for this map")
             ip.query.setValue(args.query)
         _wait(app, lambda: ip.step is not None or ip.message.text().startswith("⚠")
-              or (ip._tag is None and ip._seen is not None), "inside")
+              or ip.shows_message_only, "inside")
         if ip.step is None:
             raise ValueError(ip.message.text().lstrip("⚠ "))
         st = ip.step

@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtWidgets
 
 from gui.panels.experiments import BeamPanel, ExperimentBar, ForkPanel, ReferencePanel
 from gui.state.view_model import ViewModel
+from gui.workers.model_worker import TRANSLATE
 
 
 class LiveController(QtCore.QObject):
@@ -53,8 +54,8 @@ class LiveController(QtCore.QObject):
             return
         # each command is a request of its own: Cancel drops it (and any waiting behind it) but not
         # the sentence; answers to superseded commands are ignored by the window
-        self.win.request_id += 1
-        self.request_command.emit(self.win.request_id, name, arg)
+        job = self.win.worker.jobs.start(TRANSLATE, supersede=False)
+        self.request_command.emit(job, name, arg)
 
     def fork_step(self) -> int:
         """The step whose token a force replaces: the one shown (its candidates), or 1 at step 0."""

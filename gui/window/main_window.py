@@ -10,8 +10,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.decoding.live import LiveState
 from core.decoding.translate import Translation
+from gui.panels import registry
 from gui.panels.context import PanelContext, Style
-from gui.panels.registry import TAB_PANELS
 from gui.state import derived as dv
 from gui.state.view_data import KINDS, masks_at
 from gui.state.view_model import ViewModel
@@ -22,7 +22,7 @@ from gui.widgets.pg_config import configure
 from gui.window import layout as window_layout
 from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.window.live import LiveController
-from gui.workers.model_worker import ModelWorker, TranslateRequest
+from gui.workers.model_worker import TRANSLATE, ModelWorker, TranslateRequest
 
 __all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window/layout.py
 
@@ -43,7 +43,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.font_family, self.font_size = font_family, font_size
         self.cmap = pg.colormap.get("viridis")
         self.vm = ViewModel()
-        self.request_id = 0
         self.checkpoint_path: str | None = None
         self.model_info = "no model"
         self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
@@ -60,15 +59,18 @@ class MainWindow(QtWidgets.QMainWindow):
             request=self.current_request, set_busy=self.inputs.set_busy,
             status=lambda text, ms=0: self.status.showMessage(text, ms),
             select=self.select, select_derived=self.select_derived, map_row_clicked=self.heatmap.row_clicked)
-        self.panels = [make(self.ctx) for make in TAB_PANELS]  # gui/panels/registry.py
+        self.panels = [make(self.ctx) for make in registry.TAB_PANELS]  # in tab order
         for panel in self.panels:
             for widget, title in panel.tabs():
                 self.live.tabs.addTab(widget, title)
         self.apply_font()
 
     def panel(self, name: str):
-        """The registered panel called ``name`` (``Panel.name``); raises StopIteration if none."""
-        return next(p for p in self.panels if p.name == name)
+        """The registered panel called ``name`` (``Panel.name``). Raises KeyError if none is."""
+        for p in self.panels:
+            if p.name == name:
+                return p
+        raise KeyError(f"no panel {name!r}; registered: {', '.join(p.name for p in self.panels)}")
 
     analysis = property(lambda self: self.panel("analysis"), doc="the Ablate heads and Compare tabs")
     inside_panel = property(lambda self: self.panel("inside"), doc="the Inside one step tab")
@@ -137,6 +139,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.translate_when_loaded = False
             self.translate()
 
+    @property
+    def request_id(self) -> int:
+        """The newest job of the "translate" queue (translations and live commands)."""
+        return self.worker.jobs.latest(TRANSLATE)
+
     def _on_cancelled(self, request_id: int) -> None:
         if request_id != self.request_id:
             return  # superseded by a newer request: its own status stays
@@ -160,14 +167,13 @@ class MainWindow(QtWidgets.QMainWindow):
                                 show_full=self.vm.show_full, causal=self.live.causal)
 
     def translate(self) -> int:
-        self.worker.cancel(self.request_id)  # a newer request supersedes older ones, running or waiting
-        self.request_id += 1
+        job = self.worker.jobs.start(TRANSLATE)  # supersedes older requests, running or waiting
         self.status.showMessage("translating …")
-        self.request_translate.emit(self.request_id, self.current_request())
-        return self.request_id
+        self.request_translate.emit(job, self.current_request())
+        return job
 
     def cancel(self) -> None:
-        self.worker.cancel(self.request_id)  # the running request and any still waiting
+        self.worker.jobs.cancel(TRANSLATE)  # the running request and any still waiting
         for panel in self.panels:  # and an ablation or comparison, running or waiting
             panel.cancel()
 
@@ -267,7 +273,8 @@ class MainWindow(QtWidgets.QMainWindow):
         for w in (self.heatmap, self.topk, self.masks):
             w.set_font(font)
         self.grid.set_font(font)
-        apply_minimums(self, font)
+        apply_minimums({"heatmap": self.heatmap, "grid": self.grid, "topk": self.topk, "masks": self.masks},
+                       font, self.split)
         self._drawn = None
         self.redraw()
         self.style_.update(font=font)

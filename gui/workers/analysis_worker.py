@@ -10,8 +10,8 @@ running beside it, so ablations run on this worker's private deep copy of the mo
 written, no hooks) and use the app's model directly. Ablations and comparisons run one after the
 other on this thread. The second checkpoint of a comparison is loaded here too, never on the GUI
 thread; the app's model stays.
-Cancel uses the model worker's request-id scheme (:meth:`gui.workers.model_worker.ModelWorker.cancel` with the
-queue "ablate" or "compare"): a waiting request never runs, a running one stops at its next
+Cancel uses the model worker's job board (:class:`gui.workers.jobs.JobBoard`, queues "ablate" and
+"compare"): a waiting request never runs, a running one stops at its next
 decoder step (a comparison also between its two runs, and while checkpoint B loads, at its next
 progress report and right after the load); either is answered with ``cancelled``.
 """
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import threading
 import time
 import weakref
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from core.analysis.compare import ablation_report
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 from core.decoding.translate import translate
 from core.errors import InputError, StudioError
-from gui.workers.model_worker import Cancelled
+from gui.workers.jobs import Cancelled, JobBoard
 
 
 @dataclass
@@ -79,9 +78,9 @@ class AnalysisWorker(QtCore.QObject):
 
     ``checkpoint_of()`` returns the app's current :class:`Checkpoint` (or None); it is read on
     this worker's thread (one attribute read; the model worker replaces the object, never
-    changes it). ``is_dropped(request_id, panel)``
-    (thread-safe; :meth:`gui.workers.model_worker.ModelWorker.is_dropped`) says whether a request was cancelled;
-    without it nothing is.
+    changes it). ``jobs`` is the app's :class:`gui.workers.jobs.JobBoard` (the model worker's):
+    a request cancelled there never runs or stops at its next decoder step, and one that is no
+    longer the newest of its queue is skipped while it waits.
     """
 
     ablated = QtCore.Signal(int, object, float)
@@ -89,24 +88,12 @@ class AnalysisWorker(QtCore.QObject):
     failed = QtCore.Signal(int, str, str)
     cancelled = QtCore.Signal(int, str)
 
-    def __init__(self, checkpoint_of, is_dropped=None) -> None:
+    def __init__(self, checkpoint_of, jobs: JobBoard | None = None) -> None:
         super().__init__()
         self.checkpoint_of = checkpoint_of
-        self.is_dropped = is_dropped or (lambda request_id, panel: False)
+        self.jobs = jobs or JobBoard()
         self.second: Checkpoint | None = None  # the last checkpoint B that loaded
         self._copy: tuple | None = None  # (weakref to the app's Checkpoint, its private copy)
-        self._lock = threading.Lock()
-        self._latest = {"ablate": 0, "compare": 0}
-
-    def supersede(self, panel: str, request_id: int) -> None:
-        """Thread-safe: requests of ``panel`` with a smaller id than ``request_id`` that are
-        still waiting are skipped (their answer would be ignored anyway)."""
-        with self._lock:
-            self._latest[panel] = max(self._latest[panel], request_id)
-
-    def _stale(self, panel: str, request_id: int) -> bool:
-        with self._lock:
-            return request_id < self._latest[panel]
 
     def _model(self) -> Checkpoint:
         ckpt = self.checkpoint_of()
@@ -165,15 +152,12 @@ class AnalysisWorker(QtCore.QObject):
     def _run(self, request_id: int, panel: str, work, done) -> None:
         """Run ``work(should_stop)`` and answer with ``done``, ``failed`` or ``cancelled``;
         ``should_stop()`` raises :class:`Cancelled` once the request was cancelled."""
-        if self._stale(panel, request_id):
+        if request_id < self.jobs.latest(panel):  # superseded while it waited: its answer would be ignored
             return
-        if self.is_dropped(request_id, panel):  # cancelled while it waited: never runs
+        if self.jobs.is_cancelled(panel, request_id):  # cancelled while it waited: never runs
             self.cancelled.emit(request_id, panel)
             return
-
-        def should_stop() -> None:
-            if self.is_dropped(request_id, panel):
-                raise Cancelled
+        should_stop = self.jobs.stopper(panel, request_id)
 
         t0 = time.perf_counter()
         try:

@@ -1,20 +1,17 @@
 """Model work off the GUI thread: a QObject living in a QThread, driven by queued signals.
 
 The GUI never touches the model; it receives plain results (Checkpoint info, Translation).
-Cancellation is by request id: :meth:`ModelWorker.cancel` ``(up_to)`` drops every translation
-request with an id <= ``up_to``, the one running (it stops at its next decoder step) and the ones
-still waiting in the thread's queue (they are answered with ``cancelled`` without running). Each
-queue of requests numbers its own ids: ``"translate"`` (translations and live commands, the
-window's ``request_id``), ``"ablate"`` and ``"compare"`` (the Ablate heads and Compare tabs,
-:mod:`gui.workers.analysis_worker`, which polls :meth:`ModelWorker.is_dropped` the same way).
-:meth:`ModelWorker.shutdown` drops everything, loads included, so closing the window never waits
-for queued work.
+Job ids, cancellation and stale answers follow one rule for every queue, the worker's
+:class:`gui.workers.jobs.JobBoard` ``jobs``: the window numbers its translations and live commands
+in the queue ``"translate"``, the Ablate heads / Compare tabs theirs in ``"ablate"`` / ``"compare"``
+(:mod:`gui.workers.analysis_worker` checks the same board), the tabs' ``compute`` jobs in
+``"compute:<panel>"``. A cancelled job that still waits is answered with ``cancelled`` without
+running; a running one stops at its next decoder step. :meth:`ModelWorker.shutdown` cancels
+everything, loads included, so closing the window never waits for queued work.
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
 import time
 from dataclasses import dataclass
 
@@ -24,17 +21,9 @@ from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 from core.decoding.live import LiveDecoder
 from core.errors import StudioError
 from gui.state.live_commands import run_command, start
+from gui.workers.jobs import Cancelled, JobBoard
 
-_TAGS = itertools.count(1)
-
-
-def new_tag() -> int:
-    """A tag for :meth:`ModelWorker.compute` no other caller has (thread-safe enough: GUI thread)."""
-    return next(_TAGS)
-
-
-class Cancelled(Exception):
-    """Raised inside the worker when the user pressed Cancel."""
+TRANSLATE = "translate"  # the queue of the main translation and its live commands
 
 
 @dataclass
@@ -65,7 +54,10 @@ class ModelWorker(QtCore.QObject):
         failed(int, str): request id, one-line reason.
         cancelled(int): request id; also sent for a waiting request dropped before it ran.
         busy(bool): work started/finished.
-        computed(int, object) / compute_failed(int, str): the answer to :meth:`compute`.
+        computed(str, int, object) / compute_failed(str, int, str): queue, job id and the
+            answer to :meth:`compute` (value or one-line reason).
+
+    ``jobs`` (:class:`gui.workers.jobs.JobBoard`, thread-safe) numbers and cancels every job.
     """
 
     loaded = QtCore.Signal(object)
@@ -75,36 +67,22 @@ class ModelWorker(QtCore.QObject):
     failed = QtCore.Signal(int, str)
     cancelled = QtCore.Signal(int)
     busy = QtCore.Signal(bool)
-    computed = QtCore.Signal(int, object)  # compute(tag, fn): tag, fn(checkpoint)
-    compute_failed = QtCore.Signal(int, str)  # tag, one-line reason
+    computed = QtCore.Signal(str, int, object)  # compute(queue, job, fn): queue, job, fn(checkpoint)
+    compute_failed = QtCore.Signal(str, int, str)  # queue, job, one-line reason
 
     def __init__(self) -> None:
         super().__init__()
         self.checkpoint: Checkpoint | None = None
         self.live: LiveDecoder | None = None  # the sentence being stepped (greedy or beam)
-        self._lock = threading.Lock()
-        self._dropped_up_to: dict[str, int] = {}  # per queue: requests with an id <= this are cancelled
-        self._closing = threading.Event()
-
-    def cancel(self, up_to: int, queue: str = "translate") -> None:
-        """Thread-safe: cancel every request of ``queue`` with id <= ``up_to``, running or waiting.
-        Ids only grow, so a lower ``up_to`` than an earlier call changes nothing."""
-        with self._lock:
-            self._dropped_up_to[queue] = max(self._dropped_up_to.get(queue, 0), up_to)
+        self.jobs = JobBoard()
 
     def shutdown(self) -> None:
         """Thread-safe: drop all work, running and waiting (translations and loads), for good."""
-        self._closing.set()
-
-    def is_dropped(self, request_id: int, queue: str = "translate") -> bool:
-        """Thread-safe: True if request ``request_id`` of ``queue`` was cancelled or the worker is
-        shutting down."""
-        with self._lock:
-            return self._closing.is_set() or request_id <= self._dropped_up_to.get(queue, 0)
+        self.jobs.shutdown()
 
     @QtCore.Slot(str, str)
     def load(self, path: str, device: str) -> None:
-        if self._closing.is_set():
+        if self.jobs.closed:
             return
         self.busy.emit(True)
         try:
@@ -121,7 +99,7 @@ class ModelWorker(QtCore.QObject):
 
     @QtCore.Slot(int, object)
     def translate(self, request_id: int, req: TranslateRequest) -> None:
-        if self.is_dropped(request_id):  # cancelled or superseded while it waited
+        if self.jobs.is_cancelled(TRANSLATE, request_id):  # cancelled or superseded while it waited
             self.cancelled.emit(request_id)
             return
         if self.checkpoint is None:
@@ -134,39 +112,37 @@ class ModelWorker(QtCore.QObject):
     def command(self, request_id: int, name: str, arg) -> None:
         """A live command on the current sentence (see :func:`gui.state.live_commands.run_command`):
         ``step`` runs exactly one decoder step, ``back`` calls ``DecodeSession.back()``, …"""
-        if self.is_dropped(request_id):
+        if self.jobs.is_cancelled(TRANSLATE, request_id):
             self.cancelled.emit(request_id)
             return
         self._run(request_id, lambda stop: run_command(self.live, name, arg, stop))
 
-    @QtCore.Slot(int, object)
-    def compute(self, tag: int, fn) -> None:
+    @QtCore.Slot(str, int, object)
+    def compute(self, queue: str, job: int, fn) -> None:
         """Run ``fn(checkpoint)`` here, one model user at a time (never beside a translation), and
-        answer ``computed(tag, value)`` or ``compute_failed(tag, reason)`` (e.g. the inside of one
-        attention step, :mod:`gui.panels.inside`)."""
-        if self._closing.is_set():
+        answer ``computed(queue, job, value)`` or ``compute_failed(queue, job, reason)`` (e.g. the
+        inside of one attention step, :mod:`gui.panels.inside`). A job superseded while it waited
+        never runs and is not answered (its asker only listens for the newest)."""
+        if self.jobs.is_cancelled(queue, job):
             return
         if self.checkpoint is None:
-            self.compute_failed.emit(tag, "no model loaded")
+            self.compute_failed.emit(queue, job, "no model loaded")
             return
         try:
             value = fn(self.checkpoint)
         except (StudioError, ValueError) as exc:
-            self.compute_failed.emit(tag, str(exc))
+            self.compute_failed.emit(queue, job, str(exc))
         except Exception as exc:  # noqa: BLE001 - report, keep the app alive
-            self.compute_failed.emit(tag, f"unexpected error: {type(exc).__name__}: {exc}")
+            self.compute_failed.emit(queue, job, f"unexpected error: {type(exc).__name__}: {exc}")
         else:
-            self.computed.emit(tag, value)
+            self.computed.emit(queue, job, value)
 
     def _start(self, req: TranslateRequest, should_stop):
         self.live, state = start(self.checkpoint, req, should_stop)
         return state
 
     def _run(self, request_id: int, work) -> None:
-        def should_stop() -> None:
-            if self.is_dropped(request_id):
-                raise Cancelled
-
+        should_stop = self.jobs.stopper(TRANSLATE, request_id)
         self.busy.emit(True)
         t0 = time.perf_counter()
         try:

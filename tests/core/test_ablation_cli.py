@@ -12,7 +12,7 @@ import torch
 from core.__main__ import main as cli
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
-from tests.test_ablation import zeroed_copy
+from tests.core.test_ablation import zeroed_copy
 
 TEXT = "집에 누군가 있어?"
 

@@ -14,8 +14,7 @@ from core.training.train import loss_fn
 from core.transformer.attention import MultiHeadAttention, scaled_dot_product
 from core.transformer.masks import causal_mask, key_padding_mask
 from core.transformer.model import Transformer
-
-from .conftest import tiny_config
+from tests.support import tiny_config
 
 
 def padded_batch(cfg, pad_src=(0, 3), pad_tgt=(0, 2)):

@@ -14,8 +14,7 @@ from core.checkpoints.atomic_io import verify_manifest
 from core.checkpoints.checkpoint import load_checkpoint
 from core.errors import CheckpointError
 from core.training.average import average_checkpoints
-
-from .conftest import save_tiny
+from tests.support import save_tiny
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from core.decoding.beam import beam_search, length_penalty, sequence_score, top_
 from core.decoding.session import DecodeSession, prepare_source
 from core.defaults import MAX_BEAM
 from core.errors import InputError
-
-from .conftest import shipped
-from .test_decoding import SENTENCES, Scripted
+from tests.core.test_decoding import SENTENCES, Scripted
+from tests.support import shipped
 
 EOS, A, C, X, Y = 2, 10, 11, 12, 13
 

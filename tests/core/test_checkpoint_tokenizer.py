@@ -13,8 +13,7 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import CheckpointError
 from core.transformer.model import Transformer
-
-from .conftest import tiny_config
+from tests.support import tiny_config
 
 
 def logits_of(ckpt, src=((5, 6, 7, 2),), tgt=((1, 8, 9),)):

@@ -8,8 +8,7 @@ import torch
 from core.__main__ import main
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
-
-from .conftest import ROOT
+from tests.support import ROOT
 
 TEXT = "집에 누군가 있어?"
 REFERENCE = "Is someone at home?"

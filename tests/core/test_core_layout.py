@@ -11,8 +11,7 @@ import sys
 import torch
 
 from core.transformer.attention import MultiHeadAttention
-
-from .conftest import ROOT
+from tests.support import ROOT
 
 GUI_MODULES = ("PySide6", "PyQt5", "PyQt6", "shiboken6", "pyqtgraph")
 

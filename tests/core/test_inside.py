@@ -73,7 +73,7 @@ def test_cli_inside_json_and_errors(ck, tiny_checkpoint, capsys):
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
 def test_positional_matrix_is_what_the_model_adds(positional):
     from core.transformer.model import Transformer
-    from tests.conftest import tiny_config
+    from tests.support import tiny_config
 
     torch.manual_seed(0)
     model = Transformer(tiny_config(positional=positional)).eval()

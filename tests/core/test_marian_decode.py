@@ -3,7 +3,7 @@ gives it, in every place that shows text: the translation (CLI and app), the hyp
 beam table and the app's line after each step. Output pieces that the joint ``vocab.json`` has
 but ``target.spm`` lacks (the source language's pieces) must not show SentencePiece's ``▁``.
 
-Tiny random models built offline (tests/marian_fixtures.py).
+Tiny random models built offline (tests/support/marian.py).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.live import LiveDecoder
 from core.decoding.translate import translate
 from gui.state.view_model import ViewModel
-
-from .marian_fixtures import build_marian, require_import_extra
+from tests.support.marian import build_marian, require_import_extra
 
 SENTENCES = ["나는 학생입니다.", "제발 앉아.", "손대지 마."]
 

@@ -14,9 +14,8 @@ import torch
 
 from core.__main__ import main
 from core.checkpoints.checkpoint import load_checkpoint
-
-from .conftest import ROOT
-from .marian_fixtures import build_marian, require_import_extra
+from tests.support import ROOT
+from tests.support.marian import build_marian, require_import_extra
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """OPUS-MT (Marian) import: our own Transformer reproduces a Hugging Face MarianMTModel.
 
-Tiny random models, built offline (tests/marian_fixtures.py); compared with transformers'
+Tiny random models, built offline (tests/support/marian.py); compared with transformers'
 own forward pass, ``generate`` and ``output_attentions``.
 """
 
@@ -11,8 +11,7 @@ import torch
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.session import DecodeSession, greedy_batch, max_output_steps
-
-from .marian_fixtures import VARIANTS, build_marian, require_import_extra
+from tests.support.marian import VARIANTS, build_marian, require_import_extra
 
 SENTENCES = ["나는 학생입니다.", "제발 앉아.", "오늘 날씨가 정말 좋네요, 그렇지 않나요?", "손대지 마.", "ㅋㅋ 뷁 😀 값"]
 

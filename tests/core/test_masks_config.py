@@ -7,8 +7,7 @@ import torch
 
 from core.transformer.config import ModelConfig
 from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
-
-from .conftest import tiny_config
+from tests.support import tiny_config
 
 
 def test_masks_are_bool_true_masked_with_expected_shapes():

@@ -10,8 +10,7 @@ import torch
 from core.transformer.config import ModelConfig
 from core.transformer.layers import FeedForward, sinusoid_table
 from core.transformer.model import Transformer
-
-from .conftest import ROOT, tiny_config
+from tests.support import ROOT, tiny_config
 
 
 def test_shipped_config_without_new_keys_keeps_the_paper_defaults():

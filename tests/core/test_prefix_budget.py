@@ -16,9 +16,8 @@ from core.decoding.beam import beam_search
 from core.decoding.live import LiveDecoder
 from core.decoding.session import DecodeSession, max_output_steps
 from core.decoding.translate import translate
-
-from .conftest import FIXTURES
-from .test_decoding import Scripted
+from tests.core.test_decoding import Scripted
+from tests.support import FIXTURES
 
 SOURCE = "네"  # one source token + EOS: the budget without a prefix is 2·2 + 10 = 14
 

@@ -14,9 +14,8 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.training.train import TrainOptions, train
 from core.transformer.masks import causal_mask, key_padding_mask
 from core.transformer.model import Transformer
-
-from .conftest import FIXTURES, tiny_config
-from .test_attention import copy_into_torch, padded_batch
+from tests.core.test_attention import copy_into_torch, padded_batch
+from tests.support import FIXTURES, tiny_config
 
 
 def test_pre_ln_matches_torch_nn_transformer_norm_first():

@@ -12,8 +12,7 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.evaluation.lecture_check import load_fixture
 from core.textio import clean_text, read_aligned, read_lines, split_lines
 from core.training.data import read_parallel
-
-from .conftest import ROOT, SHIPPED
+from tests.support import ROOT, SHIPPED
 
 INVISIBLE = ["\ufeff", "\u200b", "\u200c", "\u200d", "\u200e", "\u200f", "\u2060"]
 SEPARATORS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]

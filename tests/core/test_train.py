@@ -11,8 +11,7 @@ from safetensors.torch import load_file
 from core.checkpoints.checkpoint import load_checkpoint
 from core.training.data import DataSpec, make_batches
 from core.training.train import TrainOptions, noam_lr, train, training_summary
-
-from .conftest import FIXTURES
+from tests.support import FIXTURES
 
 
 def options(out, steps):

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.session import DecodeSession
 from core.transformer.masks import causal_mask
-from tests.gui_support import TEXT, do, type_and_translate
+from tests.support.gui import TEXT, do, type_and_translate
 
 
 def reference_session(tiny_checkpoint, text=TEXT):

@@ -15,7 +15,7 @@ from core.analysis.ablation import translate_ablated
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from gui.state.compare_data import head_map
-from tests.gui_support import ablate, compare, compare_checkpoints
+from tests.support.gui import ablate, compare, compare_checkpoints
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."

@@ -17,7 +17,7 @@ from PySide6 import QtCore
 
 import gui.workers.analysis_worker
 from gui.workers.model_worker import Cancelled
-from tests.gui_support import ablate, compare
+from tests.support.gui import ablate, compare
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."
@@ -82,7 +82,7 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", held_report)
     got = record(window)
     p.heads.setText("2:1")
-    p._sync_boxes("2:1")
+    p.sync_boxes("2:1")
     qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
     rid = tabs.ids["ablate"]
     press_cancel(qtbot, window, held)

@@ -13,7 +13,7 @@ from core.analysis.ablation import translate_ablated
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from gui.window import view_menu as display
-from tests.gui_support import TEXT, ablate, compare, compare_checkpoints, type_and_translate
+from tests.support.gui import TEXT, ablate, compare, compare_checkpoints, type_and_translate
 
 OTHER = "제발 앉아."
 

@@ -22,8 +22,8 @@ import gui.workers.analysis_worker
 from core.analysis.ablation import translate_ablated
 from core.decoding.translate import translate
 from gui.workers.model_worker import Cancelled
-from tests.gui_support import ablate, compare, compare_checkpoints, do
-from tests.test_gui_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled
+from tests.gui.test_gui_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled
+from tests.support.gui import ablate, compare, compare_checkpoints, do
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."

@@ -6,7 +6,7 @@ app's default window size (it ran under the colour bar: "target key (all T: no c
 from __future__ import annotations
 
 from gui.window.view_menu import toggle_present
-from tests.gui_support import do, open_window
+from tests.support.gui import do, open_window
 
 TEXT = "집에 누군가 있어?"
 REFERENCE = "Is someone at home?"

@@ -12,9 +12,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.widgets.fonts import minimum_sizes
 from gui.window.main_window import HOVER_HINT
-
-from .conftest import ROOT
-from .gui_support import TEXT, do, type_and_translate  # the `window` fixture: tests/conftest.py
+from tests.support import ROOT
+from tests.support.gui import TEXT, do, type_and_translate  # the `window` fixture: tests/conftest.py
 
 
 def _px(css: str) -> int:

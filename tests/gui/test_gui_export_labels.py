@@ -11,7 +11,7 @@ from PySide6 import QtGui, QtWidgets
 from gui.export.map_image import FULL_LABELS_UP_TO, export_map
 from gui.widgets.heatmap import Heatmap
 from gui.window import view_menu as display
-from tests.gui_support import type_and_translate
+from tests.support.gui import type_and_translate
 
 
 def _drawn(hm: Heatmap) -> tuple[list[int], list[int]]:

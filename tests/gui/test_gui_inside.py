@@ -22,8 +22,8 @@ from core.transformer.model import Transformer
 from gui.panels.inside import HINT
 from gui.state.view_data import masks_at
 from gui.widgets.strips import NEG_INF, ValueStrip, value_text
-from tests.conftest import tiny_config
-from tests.gui_support import do, open_window, type_and_translate
+from tests.support import tiny_config
+from tests.support.gui import do, open_window, type_and_translate
 
 KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 

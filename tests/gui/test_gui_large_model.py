@@ -13,8 +13,7 @@ from core.transformer.model import Transformer
 from gui.app import register_fonts
 from gui.widgets.head_grid import Cell, HeadGrid
 from gui.window.main_window import MainWindow
-
-from .conftest import tiny_config
+from tests.support import tiny_config
 
 
 def _cells(n_layers, n_heads):

@@ -15,7 +15,7 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.batch import translate_batch
 from core.decoding.session import DecodeSession, teacher_forced
 from core.decoding.translate import translate
-from tests.gui_support import do
+from tests.support.gui import do
 
 TEXT = "집에 누군가 있어?"
 LONG = "집에 누군가 있어? 제발 앉아. 외로워. 나는 학생입니다."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from tests.gui_support import do, open_window
+from tests.support.gui import do, open_window
 
 SENTENCES = ["나는 학생입니다.", "비가 와서 집에 있었어요.", "오늘 날씨가 좋네요.", "고양이가 의자 위에 있어요."]
 VIEWS = ["encoder", "decoder", "cross", "masks"]

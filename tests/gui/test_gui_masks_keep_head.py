@@ -8,7 +8,7 @@ from PySide6 import QtCore
 
 from gui.state.view_model import ViewModel
 from gui.window.view_menu import toggle_present
-from tests.gui_support import type_and_translate
+from tests.support.gui import type_and_translate
 
 
 def test_view_model_restores_the_head_after_masks():

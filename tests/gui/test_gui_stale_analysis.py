@@ -12,7 +12,7 @@ import threading
 from PySide6 import QtCore
 
 import gui.workers.analysis_worker
-from tests.gui_support import WORK_TIMEOUT_MS, do
+from tests.support.gui import WORK_TIMEOUT_MS, do
 
 TEXT = "집에 누군가 있어?"
 OTHER = "제발 앉아."

@@ -8,9 +8,8 @@ import numpy as np
 from PySide6 import QtGui
 
 from gui.window.view_menu import toggle_present
-from tests.gui_support import do, open_window, type_and_translate
-
-from .conftest import ROOT
+from tests.support import ROOT
+from tests.support.gui import do, open_window, type_and_translate
 
 
 def visible_values(heatmap) -> list[str]:

@@ -18,7 +18,7 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from gui.export.files import export_npz
 from gui.window.main_window import MainWindow
-from tests.gui_support import do, type_and_translate
+from tests.support.gui import do, type_and_translate
 
 TEXT = "집에 누군가 있어?"
 
@@ -314,7 +314,7 @@ def test_alignment_labels_never_overlap_and_stay_legible(qtbot, n_rows):
 
     from gui.app import register_fonts
     from gui.widgets.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
-    from tests.test_display import assert_no_overlap
+    from tests.gui.test_display import assert_no_overlap
 
     panel = AlignmentPanel()
     qtbot.addWidget(panel)

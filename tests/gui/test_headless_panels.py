@@ -13,9 +13,8 @@ from PySide6 import QtGui
 from core.analysis.ablation import translate_ablated
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
-
-from .conftest import ROOT
-from .gui_support import TEXT
+from tests.support import ROOT
+from tests.support.gui import TEXT
 
 OTHER = "제발 앉아."
 

@@ -27,9 +27,10 @@ def ck(tiny_checkpoint):
 
 
 def test_view_model_is_qt_free():
-    code = "import sys, gui.state.view_model; print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))"
+    code = ("import sys, gui.state.view_model; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).parent.parent)
+                         cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "[]"
 
 
@@ -158,3 +159,25 @@ def test_view_model_state_and_teacher_forcing_rows(ck):
     assert vm.candidates()[0] == []  # step 0
     vm.set_step(1)
     assert vm.candidates() == (r.steps[0].top_k, r.steps[0].token)
+
+
+def test_view_model_calls_every_subscriber_after_each_change_even_when_one_fails(caplog):
+    from gui.state.view_model import ViewModel
+
+    vm = ViewModel()
+    seen = []
+
+    def broken():
+        raise RuntimeError("a panel bug")
+
+    vm.subscribe(broken)
+    vm.subscribe(lambda: seen.append((vm.version, vm.kind)))
+    vm.set_kind("encoder")
+    vm.select(1, 2)
+    assert seen == [(1, "encoder"), (2, "encoder")] and vm.selected == (1, 2)
+    assert "a view-model follower failed" in caplog.text
+    vm.unsubscribe(broken)
+    vm.settle((1, 2), set())  # nothing changes: no notice
+    assert len(seen) == 2
+    vm.settle((0, 2), set())
+    assert seen[-1] == (3, "encoder") and vm.selected == (0, 2)

@@ -20,9 +20,8 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from core.errors import InputError
 from core.tokenizers.bpe import PAD, UNK
-
-from .conftest import ROOT, shipped
-from .test_checkpoint_tokenizer import BAD_CHECKPOINTS, corrupt
+from tests.core.test_checkpoint_tokenizer import BAD_CHECKPOINTS, corrupt
+from tests.support import ROOT, shipped
 
 HOSTILE = {
     "empty": "",

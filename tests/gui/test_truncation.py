@@ -12,8 +12,7 @@ from core.__main__ import main
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import reference_view, translate
 from core.tokenizers.bpe import EOS
-
-from .test_decoding import SENTENCES, Scripted
+from tests.core.test_decoding import SENTENCES, Scripted
 
 LONG_REF = "the cat sat on the mat and the dog ran to the park " * 12
 

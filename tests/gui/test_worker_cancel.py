@@ -13,8 +13,7 @@ from PySide6 import QtCore
 import gui.workers.model_worker
 from gui.window.main_window import MainWindow
 from gui.workers.model_worker import TranslateRequest
-
-from .test_decoding import SENTENCES
+from tests.core.test_decoding import SENTENCES
 
 
 class FakeTranslate:

@@ -21,16 +21,15 @@ from safetensors.torch import load_file
 from core.checkpoints.atomic_io import verify_manifest
 from core.training.run_folder import RunLock, RunLockedError, newest_complete_save, step_dirs
 from core.training.train import TrainOptions, resume_options, train
-
-from .conftest import ROOT
-from .crash_driver import POINTS, options
+from tests.support import ROOT
+from tests.support.crash_driver import POINTS, options
 
 STEPS = 8
 
 
 def drive(out, steps=STEPS, *extra: str, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tests.crash_driver", str(out), str(steps), *extra], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "tests.support.crash_driver", str(out), str(steps), *extra], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -83,7 +82,7 @@ def test_killed_at_random_times_resumes_to_the_uninterrupted_weights(reference, 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     for trial in range(3):
         out = tmp_path / f"run{trial}"
-        proc = subprocess.Popen([sys.executable, "-m", "tests.crash_driver", str(out), str(STEPS)], cwd=ROOT, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "tests.support.crash_driver", str(out), str(STEPS)], cwd=ROOT, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 60
         while not (out / "options.json").exists() and time.time() < deadline:  # training has started

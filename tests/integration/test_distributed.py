@@ -34,8 +34,7 @@ from core.training.data import encode_pairs, make_batches, read_parallel
 from core.training.run_folder import newest_complete_save
 from core.training.summary import training_summary
 from core.training.train import TrainOptions, train
-
-from .conftest import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT
 
 TOL = 1e-4
 STEPS = 6

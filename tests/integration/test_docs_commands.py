@@ -30,7 +30,7 @@ from unittest import mock
 
 import pytest
 
-from .conftest import ROOT
+from tests.support import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")

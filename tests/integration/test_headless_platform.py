@@ -10,8 +10,7 @@ import sys
 from PySide6 import QtGui
 
 from gui.app import headless_platform
-
-from .conftest import ROOT
+from tests.support import ROOT
 
 
 def test_only_a_screenshot_on_linux_without_a_display_is_made_offscreen():

@@ -2,8 +2,16 @@
 those inside functions, since an import hidden in a function is still a dependency):
 
 - ``core`` never imports ``gui``, ``bench``, Qt or pyqtgraph;
-- the GUI's Qt-free state modules (``QT_FREE``) import no Qt, directly or through other modules;
-- no import cycle between any modules of ``core``, ``gui`` and ``bench``.
+- the GUI's Qt-free state modules (``gui.state``, ``gui.system_deps``) import no Qt, directly or
+  through other modules;
+- the GUI's layers (``GUI_LAYERS``): state < workers, widgets < export, panels < window; a layer
+  never imports one above it (widgets know nothing of panels or the window, panels nothing of the
+  window);
+- no import cycle between any modules of ``core``, ``gui`` and ``bench``;
+- only ``gui.window`` receives the window: no function elsewhere in ``gui`` takes a ``win`` /
+  ``window`` parameter or reads ``.win``;
+- no module in ``gui`` reads or writes another object's private members (``obj._name``, where obj
+  is not ``self``, ``cls`` or ``super()``), except third-party ones listed in ``THIRD_PARTY_PRIVATE``.
 
 ``import_graph`` and ``cycles`` are plain functions so a planted violation can be shown to fail.
 """
@@ -13,12 +21,24 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .conftest import ROOT
+from tests.support import ROOT
 
 QT = ("PySide6", "pyqtgraph", "PyQt5", "PyQt6", "shiboken6")
-# the GUI modules that hold state and data only (testable without a display)
-QT_FREE = ("gui.state.view_model", "gui.state.view_data", "gui.state.derived", "gui.state.compare_data", "gui.state.live_commands",
-           "gui.system_deps")
+# the GUI modules that hold state and data only (testable without a display): gui.state.* and these
+QT_FREE_EXTRA = ("gui.system_deps",)
+# gui package -> the gui packages it may not import (everything above it)
+ABOVE_STATE = ("gui.workers", "gui.widgets", "gui.export", "gui.panels", "gui.window", "gui.app")
+GUI_LAYERS = {
+    "gui.state": ABOVE_STATE,
+    "gui.workers": ("gui.widgets", "gui.export", "gui.panels", "gui.window", "gui.app"),
+    "gui.widgets": ("gui.workers", "gui.export", "gui.panels", "gui.window", "gui.app"),
+    "gui.export": ("gui.workers", "gui.panels", "gui.window", "gui.app"),
+    "gui.panels": ("gui.window", "gui.app"),
+}
+WINDOW_NAMES = ("win", "window", "main_window")
+# private members of pyqtgraph objects that have no public accessor (name -> why)
+THIRD_PARTY_PRIVATE = {"_font": "pyqtgraph AxisItem keeps its tick font only there",
+                       "_sizeHint": "pyqtgraph LabelItem's size-hint cache, overridden to drop its minimum width"}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -108,6 +128,39 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def window_receivers(root: Path, package: str = "gui", allowed: str = "gui.window") -> list[str]:
+    """``module:line name`` for every function outside ``allowed`` with a window parameter, and
+    every ``.win`` read (what a module receiving the window would do)."""
+    out = []
+    for path in sorted((root / package).rglob("*.py")):
+        name = module_name(path, root)
+        if name == allowed or name.startswith(allowed + "."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                out += [f"{name}:{node.lineno} {a.arg}" for a in args if a.arg in WINDOW_NAMES]
+            elif isinstance(node, ast.Attribute) and node.attr == "win":
+                out.append(f"{name}:{node.lineno} .win")
+    return out
+
+
+def private_reads(root: Path, package: str = "gui") -> list[str]:
+    """``module:line expression`` for every ``obj._member`` where obj is not self, cls or super()
+    (dunders and :data:`THIRD_PARTY_PRIVATE` excepted)."""
+    out = []
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            v = node.value
+            own = (isinstance(v, ast.Name) and v.id in ("self", "cls")) or \
+                (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
+            if not own and node.attr not in THIRD_PARTY_PRIVATE:
+                out.append(f"{module_name(path, root)}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
 def test_core_imports_no_gui_bench_or_qt():
     graph = import_graph(ROOT, ("core",))
     assert forbidden(graph, "core", ("gui", "bench", *QT)) == []
@@ -119,10 +172,26 @@ def test_no_import_cycles():
 
 def test_qt_free_gui_modules_reach_no_qt():
     graph = import_graph(ROOT, ("core", "gui"))
-    for name in QT_FREE:
+    qt_free = [m for m in graph if m.startswith("gui.state.")] + list(QT_FREE_EXTRA)
+    assert "gui.state.view_model" in qt_free and "gui.state.view_spec" in qt_free
+    for name in qt_free:
         assert name in graph, name
         qt = sorted(d for d in reachable(graph, name) if d.split(".")[0] in QT)
         assert qt == [], f"{name} reaches {qt}"
+
+
+def test_gui_layers_import_only_downwards():
+    graph = import_graph(ROOT, ("gui",))
+    for layer, above in GUI_LAYERS.items():
+        assert forbidden(graph, layer, above) == [], layer
+
+
+def test_only_the_window_package_receives_the_window():
+    assert window_receivers(ROOT) == []
+
+
+def test_no_gui_module_touches_another_objects_private_members():
+    assert private_reads(ROOT) == []
 
 
 def test_a_planted_violation_is_caught(tmp_path):
@@ -136,6 +205,23 @@ def test_a_planted_violation_is_caught(tmp_path):
     assert cycles(graph) == [["core.a", "core.sub.b"]]
     assert forbidden(graph, "core", QT) == ["core.sub.b -> PySide6"]
     assert "PySide6" in reachable(graph, "core.a")  # through core.sub.b
+
+
+def test_planted_gui_violations_are_caught(tmp_path):
+    """Each GUI rule fails on a planted violation: a widget importing a panel, a panel taking
+    the window, a panel reading another object's private member."""
+    for pkg in ("gui", "gui/widgets", "gui/panels", "gui/window"):
+        (tmp_path / pkg).mkdir(parents=True, exist_ok=True)
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "gui/widgets/w.py").write_text("from gui.panels import p\n")
+    (tmp_path / "gui/panels/p.py").write_text(
+        "class P:\n    def __init__(self, win):\n        self.n = win.heatmap._args\n"
+        "        self.f = lambda window: 0\n        self.own = self._own\n        super()._x()\n")
+    (tmp_path / "gui/window/main.py").write_text("def build(win):\n    return win._left\n")
+    graph = import_graph(tmp_path, ("gui",))
+    assert forbidden(graph, "gui.widgets", GUI_LAYERS["gui.widgets"]) == ["gui.widgets.w -> gui.panels.p"]
+    assert window_receivers(tmp_path) == ["gui.panels.p:2 win", "gui.panels.p:4 window"]
+    assert private_reads(tmp_path) == ["gui.panels.p:3 win.heatmap._args", "gui.window.main:2 win._left"]
 
 
 def test_one_name_for_each_attention_kind():

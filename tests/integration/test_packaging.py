@@ -14,8 +14,7 @@ import sys
 import pytest
 
 from core.locations import DEFAULT_MODEL
-
-from .conftest import ROOT
+from tests.support import ROOT
 
 
 def _pyproject() -> dict:

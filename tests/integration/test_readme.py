@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .conftest import ROOT, SHIPPED
+from tests.support import ROOT, SHIPPED
 
 
 def quick_start_commands() -> list[str]:

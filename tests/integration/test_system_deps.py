@@ -9,8 +9,7 @@ import subprocess
 import sys
 
 from gui import system_deps
-
-from .conftest import ROOT
+from tests.support import ROOT
 
 # Starts the app with ctypes unable to load libxcb-cursor.so.0, as on a desktop without libxcb-cursor0;
 # every other library counts as found, whatever this machine has.

@@ -12,9 +12,8 @@ import pytest
 
 from core import locations
 from core.__main__ import main as cli
-
-from .conftest import SHIPPED
-from .marian_fixtures import build_marian, require_import_extra
+from tests.support import SHIPPED
+from tests.support.marian import build_marian, require_import_extra
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A tiny training run that dies like ``kill -9`` at a chosen point, for tests/test_crash_safe.py.
+"""A tiny training run that dies like ``kill -9`` at a chosen point, for tests/integration/test_crash_safe.py.
 
     python -m tests.crash_driver OUT MAX_STEPS [--resume] [--die FUNCTION:N]
 
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 # where a save can be cut: (module, function) patched to die on its N-th call
 POINTS = {

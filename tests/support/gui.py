@@ -73,7 +73,7 @@ def ablate(qtbot, win: MainWindow, heads: str, kind: str) -> None:
     p = tabs.ablation
     p.kind.setCurrentIndex(p.kind.findData(kind))
     p.heads.setText(heads)
-    p._sync_boxes(heads)
+    p.sync_boxes(heads)
     with qtbot.waitSignal(tabs.answered, timeout=WORK_TIMEOUT_MS, check_params_cb=lambda panel: panel == "ablate"):
         qtbot.mouseClick(p.ablate_button, QtCore.Qt.MouseButton.LeftButton)
 

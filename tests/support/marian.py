@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from .conftest import FIXTURES
+from tests.support import FIXTURES
 
 # In CI (.ci/run installs the extra) a missing package is a failure, never a silent skip.
 REQUIRED = bool(os.environ.get("CI") or os.environ.get("REQUIRE_IMPORT_EXTRA"))
