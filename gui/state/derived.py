@@ -30,6 +30,12 @@ LABEL_TEXT = {"previous": "previous token", "same": "same position", "next": "ne
 #: the numeric HeadStats fields exported per head (max_entropy is one value per kind)
 COLUMNS = ("layer", "head", "entropy", "max_entropy", "prev", "same", "next", "sink", "monotone")
 NEXT_IMPOSSIBLE = "impossible"
+ROLLOUT_TITLE = f"rollout {DERIVED}"
+
+
+def mean_title(layer: int) -> str:
+    """The grid title of layer ``layer``'s (0-based) mean over heads."""
+    return f"L{layer + 1} mean {DERIVED}"
 
 
 @dataclass
@@ -62,11 +68,11 @@ def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
     the encoder, "rollout (derived)" (Abnar & Zuidema 2020, :func:`head_stats.rollout`:
     ``[S, S]``, rows = top-layer positions, columns = input tokens). Decoder and cross views get
     means only (the rollout is defined over the encoder's stacked self-attention)."""
-    out = [DerivedMap(("mean", li), f"L{li + 1} mean {DERIVED}", m, v.mask, v.row_tokens, v.col_tokens,
+    out = [DerivedMap(("mean", li), mean_title(li), m, v.mask, v.row_tokens, v.col_tokens,
                       v.row_label, v.col_label) for li, m in enumerate(layer_means(v))]
     if v.kind == "encoder":
         roll = head_stats.rollout(result.maps.encoder_self).numpy()
-        out.append(DerivedMap(("rollout", 0), f"rollout {DERIVED}", roll, v.mask, v.row_tokens, v.col_tokens,
+        out.append(DerivedMap(("rollout", 0), ROLLOUT_TITLE, roll, v.mask, v.row_tokens, v.col_tokens,
                               "top-layer position", "input token"))
     return out
 

@@ -19,6 +19,9 @@ KIND_TITLES = {
     "cross": "Cross-attention (decoder → encoder)",
     "masks": "Masks",
 }
+#: the Masks view's cells, in grid order
+MASK_TITLES = ("decoder self mask given [T, T]", "cross-attention mask given [T, S]", "encoder key mask given [S]",
+               "target key padding input [T]")
 CAUSAL_OFF_TITLE = "Decoder self-attention, causal mask OFF"  # teacher forcing with Causal mask OFF
 
 
@@ -128,12 +131,10 @@ def mask_cells(result: Translation, k: int) -> list[tuple[str, np.ndarray, list[
     m = result.maps.truncated(k)
     masks = masks_at(result, k)
     src, tgt = m.src_tokens, m.tgt_tokens
-    return [
-        ("decoder self mask given [T, T]", mask_state(masks["decoder_self"], masks["decoder_keys"]), tgt, tgt),
-        ("cross-attention mask given [T, S]", mask_state(masks["cross"]), tgt, src),
-        ("encoder key mask given [S]", mask_state(masks["encoder"][None, :]), ["enc"], src),
-        ("target key padding input [T]", mask_state(masks["tgt_key_padding"][None, :]), ["tgt"], tgt),
-    ]
+    images = [mask_state(masks["decoder_self"], masks["decoder_keys"]), mask_state(masks["cross"]),
+              mask_state(masks["encoder"][None, :]), mask_state(masks["tgt_key_padding"][None, :])]
+    axes = [(tgt, tgt), (tgt, src), (["enc"], src), (["tgt"], tgt)]
+    return [(title, x, rows, cols) for title, x, (rows, cols) in zip(MASK_TITLES, images, axes)]
 
 
 def step_text(result: Translation, k: int) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gui.state import derived as dv
-from gui.state.view_data import KIND_TITLES, ViewData, mask_cells, view_at, view_title
+from gui.state.view_data import KIND_TITLES, MASK_TITLES, ViewData, mask_cells, view_at, view_title
 
 
 @dataclass
@@ -73,6 +73,17 @@ def _derived(vm, v: ViewData) -> tuple[list[dv.DerivedMap], dv.DerivedMap | None
     return maps, next((d for d in maps if d.key == vm.derived), None) if vm.derived else None
 
 
+def grid_titles(kind: str, n_layers: int, n_heads: int) -> tuple[list[str], int]:
+    """The titles of a view's grid cells and its number of columns, from the model's shape alone
+    (what :func:`grid_spec` will show): heads "L1 H1" …, each layer's mean, the encoder's
+    rollout; or the four masks two per row. Lets the grid be laid out before a result exists."""
+    if kind == "masks":
+        return list(MASK_TITLES), 2
+    heads = [f"L{li + 1} H{hi + 1}" for li in range(n_layers) for hi in range(n_heads)]
+    derived = [dv.mean_title(li) for li in range(n_layers)] + ([dv.ROLLOUT_TITLE] if kind == "encoder" else [])
+    return heads + derived, n_heads
+
+
 def grid_spec(vm) -> GridSpec | None:
     """The grid for the view model's state: every (layer, head) of the view then its derived cells
     (:func:`gui.state.derived.derived_maps`), or the four masks two per row; None before a result."""
@@ -120,4 +131,4 @@ def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
                    (layer, head), view=v)
 
 
-__all__ = ["Cell", "GridSpec", "MapSpec", "clamped", "enlarged_spec", "grid_spec"]
+__all__ = ["Cell", "GridSpec", "MapSpec", "clamped", "enlarged_spec", "grid_spec", "grid_titles"]

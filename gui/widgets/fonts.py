@@ -44,7 +44,7 @@ class FitScroll(QtWidgets.QScrollArea):
 
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 (Qt naming)
         if obj is self.widget() and ev.type() == QtCore.QEvent.Type.LayoutRequest:
-            QtCore.QTimer.singleShot(0, self.fit)
+            QtCore.QTimer.singleShot(0, self, self.fit)  # dropped if this widget is gone by then
         return super().eventFilter(obj, ev)
 
 

@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from gui.state.view_spec import Cell
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
-
-
-@dataclass
-class Cell:
-    """One thumbnail: ``matrix [rows, cols]``, ``mask`` (True = masked) or None, and a title."""
-
-    title: str
-    matrix: np.ndarray
-    mask: np.ndarray | None
-    key: tuple
-
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
@@ -34,10 +23,30 @@ def is_derived_title(title: str) -> bool:
     return title.endswith("(derived)")
 
 
+class _Layout:
+    """One built grid layout: its GraphicsLayout ``ci`` and items, and what they last showed."""
+
+    def __init__(self, ci: pg.GraphicsLayout) -> None:
+        self.ci = ci
+        self.images: list[MatrixImage] = []
+        self.views: list[pg.ViewBox] = []
+        self.labels: list[pg.LabelItem] = []
+        self.cell_labels: list[pg.LabelItem | None] = []  # per cell; None in a compact grid's head cells
+        self.headers: list[pg.LabelItem] = []
+        self.note: pg.LabelItem | None = None
+        self.compact = False
+        self.shape: tuple = (0, 0, False)
+        self.label_text: dict[int, tuple] = {}
+        self.ranged: dict[int, bool] = {}
+        self.framed: dict[int, bool] = {}
+
+
 class HeadGrid(pg.GraphicsLayoutWidget):
     """A grid of thumbnails, ``n_cols`` per row. Emits ``clicked(key)`` for the chosen cell.
 
-    Redraw reuses the ImageItems; it only rebuilds the layout when the grid's shape changes.
+    Redraw reuses the ImageItems. Each grid shape (e.g. the encoder's, with its rollout cell, and
+    the decoder's) is built once and kept, so switching views swaps layouts instead of rebuilding;
+    :meth:`prepare` builds one ahead of its first result.
     Large layer × head grids (≥ ``COMPACT_FROM`` cells titled "L<i> H<j>", e.g. OPUS-MT's 6 × 8)
     are compact: one header row "H1 … H8" and one header column "L1 … L6" instead of a title
     over every thumbnail, so the thumbnails get the space; the chosen one gets a red frame.
@@ -56,77 +65,103 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         super().__init__(parent)
         self.cmap = cmap
         self.ci.setSpacing(2)
-        self.images: list[MatrixImage] = []
-        self.views: list[pg.ViewBox] = []
-        self.labels: list[pg.LabelItem] = []
-        self.cell_labels: list[pg.LabelItem | None] = []  # per cell; None in a compact grid's head cells
+        self._layouts: dict[tuple, _Layout] = {}  # grid shape -> its built layout (kept: switching is cheap)
+        self._cur = _Layout(self.ci)
         self.keys: list[tuple] = []
-        self.layout_shape: tuple = (0, 0, False)
         self.selected: tuple | None = None
         self.font = QtGui.QFont()
-        self._label_text: dict[int, tuple] = {}
-        self._ranged: dict[int, bool] = {}
-        self.compact = False
-        self.headers: list[pg.LabelItem] = []
-        self._framed: dict[int, bool] = {}
         self.cells: list[Cell] = []
         self.n_cols = 1
         self.pooled: list[tuple[int, int]] = []  # shape each thumbnail actually draws
-        self.note: pg.LabelItem | None = None
         self._targets: tuple = ()
         self.scale = "fixed"  # or "per-map": each thumbnail spans its own min … max
 
+    # the shown layout's items (read-only views for callers and tests)
+    images = property(lambda self: self._cur.images)
+    views = property(lambda self: self._cur.views)
+    labels = property(lambda self: self._cur.labels)
+    cell_labels = property(lambda self: self._cur.cell_labels)
+    headers = property(lambda self: self._cur.headers)
+    note = property(lambda self: self._cur.note)
+    compact = property(lambda self: self._cur.compact)
+    layout_shape = property(lambda self: self._cur.shape)
+
+    @staticmethod
+    def shape_of(titles: list[str], n_cols: int) -> tuple:
+        """The layout a grid of cells titled ``titles`` needs: (cells, columns, compact, heads)."""
+        heads = [t for t in titles if not is_derived_title(t)]
+        compact = len(heads) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in heads)
+        return (len(titles), n_cols, compact, len(heads))
+
+    def prepare(self, titles: list[str], n_cols: int) -> None:
+        """Build (once) the layout for cells titled ``titles`` without drawing, so the first
+        result of that shape only fills images (e.g. every view kind's grid when a model loads).
+        The shown layout stays shown."""
+        shape = self.shape_of(titles, n_cols)
+        if shape in self._layouts:
+            return
+        shown = self._cur
+        self._build(*shape[:3], titles)
+        if shown.shape in self._layouts:
+            self._show(shown)
+
+    def _show(self, layout: _Layout) -> None:
+        if layout is not self._cur:
+            self.setCentralItem(layout.ci)
+            self.ci, self._cur = layout.ci, layout
+            layout.ci.layout.activate()  # geometry now: thumbnails' pixel sizes decide the pooling
+
     def _build(self, n: int, n_cols: int, compact: bool = False, titles: list[str] | None = None) -> None:
-        self.clear()
-        self._label_text, self._ranged, self._framed = {}, {}, {}
-        self.images, self.views, self.labels, self.headers = [], [], [], []
-        self.cell_labels = []
+        ci = pg.GraphicsLayout()
+        ci.setSpacing(2)
+        lay = _Layout(ci)
         titles = titles or [""] * n
         n_heads = sum(not is_derived_title(t) for t in titles)
         head_rows = (n_heads + n_cols - 1) // n_cols
-        self.compact = compact
+        lay.compact = compact
         if compact:  # header row (heads) and header column (layers); cells shift by one row/column
             size = f"{self._label_pt()}pt"
             for c in range(n_cols):
-                self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
+                lay.headers.append(ci.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
             for r in range(head_rows):
-                self.headers.append(self.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0,
-                                                  size=size))
-            self.ci.layout.setColumnStretchFactor(0, 0)
+                lay.headers.append(ci.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0,
+                                               size=size))
+            ci.layout.setColumnStretchFactor(0, 0)
         for i in range(n):
             r, c = divmod(i, n_cols)
             if compact and i < n_heads:
-                view = self.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False)
-                self._add_view(view)
-                self.cell_labels.append(None)
+                view = ci.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False)
+                self._add_view(lay, view)
+                lay.cell_labels.append(None)
                 continue
             row0, col, span = 0, c, 1
             if i >= n_heads:  # derived cells: rows of their own below the heads (compact: two columns wide)
                 span = self._derived_span(n_cols, compact)
                 r, c = divmod(i - n_heads, n_cols // span)
                 row0, col = (head_rows + 1, 1 + c * span) if compact else (2 * head_rows, c)
-            label = self.addLabel("", row=row0 + 2 * r, col=col, colspan=span, size="8pt")
-            view = self.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False)
-            self._add_view(view)
-            self.labels.append(label)
-            self.cell_labels.append(label)
+            label = ci.addLabel("", row=row0 + 2 * r, col=col, colspan=span, size="8pt")
+            view = ci.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False)
+            self._add_view(lay, view)
+            lay.labels.append(label)
+            lay.cell_labels.append(label)
         per_row = n_cols // self._derived_span(n_cols, compact)
         below = ((head_rows + 1) if compact else 2 * head_rows) + 2 * ((n - n_heads + per_row - 1) // per_row)
-        self.note = self.addLabel("", row=below, col=0,
-                                  colspan=n_cols + (1 if compact else 0), size=f"{self._label_pt()}pt")
-        self.layout_shape = (n, n_cols, compact, n_heads)
+        lay.note = ci.addLabel("", row=below, col=0, colspan=n_cols + (1 if compact else 0), size=f"{self._label_pt()}pt")
+        lay.shape = (n, n_cols, compact, n_heads)
+        self._layouts[lay.shape] = lay
+        self._show(lay)
 
     @staticmethod
     def _derived_span(n_cols: int, compact: bool) -> int:
         """Columns a derived cell spans: 2 in a compact grid of ≥ 4 columns (room for its title)."""
         return 2 if compact and n_cols >= 4 else 1
 
-    def _add_view(self, view: pg.ViewBox) -> None:
+    def _add_view(self, lay: _Layout, view: pg.ViewBox) -> None:
         view.invertY(True)
         view.setMenuEnabled(False)
         view.setBackgroundColor((235, 235, 235))
-        self.images.append(MatrixImage(view, self.cmap))
-        self.views.append(view)
+        lay.images.append(MatrixImage(view, self.cmap))
+        lay.views.append(view)
 
     def _label_pt(self) -> int:
         """Titles and headers: two points under the app font, at most 14 pt (8 headers must fit
@@ -137,8 +172,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         """Titles, headers and the note follow ``font`` (two points smaller); applied at the next
         :meth:`set_cells` (the layout is rebuilt)."""
         self.font = QtGui.QFont(font)
-        self.layout_shape = (0, 0, False)
-        self._label_text = {}
+        self._layouts = {}  # every layout is rebuilt at its next use
+        self._cur = _Layout(self._cur.ci)  # the shown one too (its items stay until then)
 
     def set_scale(self, scale: str) -> None:
         """"fixed" [0, 1] or "per-map" colour levels (applied at the next :meth:`set_cells`)."""
@@ -147,16 +182,18 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
         self.cmap = cmap
-        for im in self.images:
-            im.set_colormap(cmap)
+        for lay in {id(x): x for x in (*self._layouts.values(), self._cur)}.values():
+            for im in lay.images:
+                im.set_colormap(cmap)
 
     def set_cells(self, cells: list[Cell], n_cols: int) -> None:
         """Show ``cells`` in a grid of ``n_cols`` columns (heads across, layers down)."""
         titles = [c.title for c in cells]
-        heads = [t for t in titles if not is_derived_title(t)]
-        compact = len(heads) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in heads)
-        if self.layout_shape != (len(cells), n_cols, compact, len(heads)):
-            self._build(len(cells), n_cols, compact, titles)
+        shape = self.shape_of(titles, n_cols)
+        if shape in self._layouts:
+            self._show(self._layouts[shape])
+        else:
+            self._build(*shape[:3], titles)
         self.keys = [c.key for c in cells]
         self.cells, self.n_cols = list(cells), n_cols
         self._targets = tuple(self._pixels(v) for v in self.views)
@@ -181,22 +218,22 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             shape_before = im.shape
             im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale))
             rows, cols = matrix.shape
-            if im.shape != shape_before or not self._ranged.get(id(view)):
+            if im.shape != shape_before or not self._cur.ranged.get(id(view)):
                 view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
-                self._ranged[id(view)] = True
+                self._cur.ranged[id(view)] = True
             chosen = cell.key == self.selected
             if label is None:  # compact grid: a frame marks the chosen cell
-                if self._framed.get(id(view)) != chosen:
+                if self._cur.framed.get(id(view)) != chosen:
                     view.setBorder(pg.mkPen("#c0392b", width=3) if chosen else None)
-                    self._framed[id(view)] = chosen
+                    self._cur.framed[id(view)] = chosen
                 continue
             text = (("▶ " if chosen else "") + cell.title, chosen, self._label_pt())
             text = (*text, int(view.width()))
-            if self._label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
+            if self._cur.label_text.get(id(label)) != text:  # setText re-lays out: skip when unchanged
                 colour = "#c0392b" if chosen else DERIVED_RGB if is_derived_title(cell.title) else "#333333"
                 label.setText(text[0], color=colour, size=f"{text[2]}pt")
                 wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
-                self._label_text[id(label)] = text
+                self._cur.label_text[id(label)] = text
         note = ("" if most == (1, 1) else
                 f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
                 "(click to see every cell)")
@@ -216,14 +253,14 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         super().resizeEvent(ev)
-        QtCore.QTimer.singleShot(0, self._repool)
+        QtCore.QTimer.singleShot(0, self, self._repool)  # dropped if the grid is gone by then
 
     def _repool(self) -> None:
         """After a resize, redraw if a thumbnail's pixel size changed (pooling depends on it)."""
         titled = [(lab, int(v.width())) for lab, v in zip(self.cell_labels, self.views) if lab is not None]
         if self.cells and (tuple(self._pixels(v) for v in self.views) != self._targets
-                           or any(self._label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)):
-            self._ranged = {}
+                           or any(self._cur.label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)):
+            self._cur.ranged = {}
             self.set_cells(self.cells, self.n_cols)
 
     def cell_at(self, scene_pos) -> tuple | None:

@@ -15,7 +15,7 @@ from gui.panels.context import PanelContext, Style
 from gui.state import derived as dv
 from gui.state.view_data import KINDS, masks_at
 from gui.state.view_model import ViewModel
-from gui.state.view_spec import clamped, enlarged_spec, grid_spec
+from gui.state.view_spec import clamped, enlarged_spec, grid_spec, grid_titles
 from gui.widgets.fonts import apply_minimums, clamp_point
 from gui.widgets.map_style import MASK_CMAP
 from gui.widgets.pg_config import configure
@@ -79,8 +79,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     result = property(lambda self: self.vm.result, doc="the Translation shown (None before the first)")
     kind = property(lambda self: self.vm.kind, doc="the view: encoder, decoder, cross or masks")
-    selected = property(lambda self: self.vm.selected, lambda self, v: setattr(self.vm, "selected", tuple(v)),
-                        doc="(layer, head) enlarged, or (mask index, 0)")
+    selected = property(lambda self: self.vm.selected, doc="(layer, head) enlarged, or (mask index, 0); select() changes it")
 
     # ---------- worker thread ----------
     def _start_worker(self) -> None:
@@ -135,6 +134,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)
         self.status.showMessage(self.model_info)
+        QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c))  # after this slot: the window stays live
         if self.translate_when_loaded and self.inputs.text.text().strip():
             self.translate_when_loaded = False
             self.translate()
@@ -143,6 +143,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def request_id(self) -> int:
         """The newest job of the "translate" queue (translations and live commands)."""
         return self.worker.jobs.latest(TRANSLATE)
+
+    def prepare_grids(self, config) -> None:
+        """Lay out every view's grid for a model of ``config``'s shape ahead of its first result
+        (building a 6 × 8 grid takes hundreds of ms; filling it, a few)."""
+        for kind in KINDS:
+            n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+            self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads))
 
     def _on_cancelled(self, request_id: int) -> None:
         if request_id != self.request_id:

@@ -11,7 +11,8 @@ from PySide6 import QtCore
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.app import register_fonts
-from gui.widgets.head_grid import Cell, HeadGrid
+from gui.state.view_spec import Cell
+from gui.widgets.head_grid import HeadGrid
 from gui.window.main_window import MainWindow
 from tests.support import tiny_config
 

@@ -225,7 +225,8 @@ def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
 def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
     import pyqtgraph as pg
 
-    from gui.widgets.head_grid import Cell, HeadGrid
+    from gui.state.view_spec import Cell
+    from gui.widgets.head_grid import HeadGrid
 
     rng = np.random.default_rng(0)
     heads = [Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
