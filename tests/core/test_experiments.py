@@ -1,5 +1,6 @@
 """Lecture experiments checked against independent computations: forced tokens, teacher-forced
-loss, the causal mask switched off, two sentences in one padded batch, encode-once paths."""
+loss, the causal mask switched off, two sentences in one padded batch, encode-once paths, and the
+line ``translate --reference`` prints."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from core.decoding.beam import beam_search
 from core.decoding.experiments import fresh_session
 from core.decoding.session import DecodeSession, teacher_forced
 from core.decoding.translate import translate
+from tests.support import ROOT
 
 TEXT = "집에 누군가 있어?"
 
@@ -222,3 +224,22 @@ def test_cli_experiment_options(ck, tiny_checkpoint, capsys):
     assert d["translation"] == translate(ck, TEXT, prefix=prefix).translation
     assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--batch-with", "x", "--beam", "2"]) == 2
     assert "cannot be combined with --beam" in capsys.readouterr().err
+
+
+def test_reference_line_is_the_argmax_per_reference_position(tiny_checkpoint, capsys):
+    """`translate --reference` prints the model's argmax at each reference position (not a
+    translation), as the README says: checked against an independent teacher-forced forward pass."""
+    reference = "Is someone at home?"
+    assert cli(["translate", TEXT, "--reference", reference, "--checkpoint", str(tiny_checkpoint)]) == 0
+    printed, err = capsys.readouterr()
+    assert "loss:" in err
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    c, tgt_tok = ck.config, ck.tgt_tokenizer
+    src = torch.tensor([translate(ck, TEXT).source.ids])  # the source ids the app encodes
+    tgt_in = torch.tensor([[c.start_id] + tgt_tok.encode(reference).ids])
+    with torch.no_grad():
+        argmax = ck.model(src, tgt_in)[0].argmax(-1).tolist()  # [T]: one per reference position
+    ids = argmax[:argmax.index(c.eos_id)] if c.eos_id in argmax else argmax
+    assert printed == tgt_tok.decode(ids) + "\n"
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "model's argmax at each reference position" in doc.replace("\n", " ")

@@ -1,5 +1,6 @@
 """The window as a presenter uses it: fonts scale every text, sizes hold at laptop and
-projector resolutions, presentation mode, contrast, hover read-out, re-translation, --layer/--head."""
+projector resolutions, presentation mode, contrast, hover read-out, re-translation, --layer/--head,
+titles that say when the causal mask was off, and the enlarged head kept through the Masks view."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from gui.state.view_model import ViewModel
 from gui.widgets.fonts import minimum_sizes
 from gui.window.main_window import HOVER_HINT
+from gui.window.view_menu import toggle_present
 from tests.support import ROOT
-from tests.support.gui import TEXT, do, type_and_translate  # the `window` fixture: tests/conftest.py
+from tests.support.gui import TEXT, do, open_window, type_and_translate  # the `window` fixture: tests/conftest.py
 
 
 def _px(css: str) -> int:
@@ -239,3 +242,90 @@ def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, win
                                atol=1e-6)
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_M)  # back to a head
     assert window.vm.derived is None and "head" in pw.heatmap.plot.titleLabel.text
+
+
+# --- Teacher forcing with *Causal mask OFF*: the decoder self-attention the model computed had no
+# mask, so no title may call it "masked"; each title says the mask was off (main window, derived
+# cells, alignment lines, Present mode), and the column axis title fits beside the colour bar at the
+# app's default window size (it ran under the colour bar: "target key (all T: no causal mask) (column").
+
+CAUSAL_OFF_REFERENCE = "Is someone at home?"  # teacher forcing of TEXT ("집에 누군가 있어?")
+
+
+def causal_off_window(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint, (1600, 950))  # the app's default --size
+    win.inputs.text.setText(TEXT)
+    win.inputs.reference.setText(CAUSAL_OFF_REFERENCE)
+    win.live.reference.causal_off.setChecked(True)  # teacher forcing re-runs only with a result
+    do(qtbot, win, win.translate)
+    assert win.result.mode == "teacher_forced" and win.result.causal is False
+    win.set_view("decoder")
+    win.select(1, 2)
+    return win
+
+
+def fits(heatmap) -> bool:
+    axis = heatmap.plot.getAxis("bottom")
+    return axis.label.boundingRect().width() <= axis.width()
+
+
+def test_titles_say_the_causal_mask_was_off(qtbot, tiny_checkpoint):
+    win = causal_off_window(qtbot, tiny_checkpoint)
+    title = win.heatmap.plot.titleLabel.text
+    assert title.startswith("Decoder self-attention, causal mask OFF — layer 2, head 3"), title
+    assert "masked" not in title
+    assert fits(win.heatmap), win.heatmap.plot.getAxis("bottom").labelText
+    win.cell_clicked(("mean", 1))  # a derived cell: the layer mean
+    assert win.heatmap.plot.titleLabel.text.startswith("Decoder self-attention, causal mask OFF — layer 2, mean")
+    toggle_present(win)
+    win.present_window.refresh()
+    assert win.present_window.heatmap.plot.titleLabel.text.startswith("Decoder self-attention, causal mask OFF")
+    win.present_window.close()
+    win.select(0, 0)
+    win.heads.map_tabs.setCurrentWidget(win.heads.align)
+    qtbot.waitUntil(lambda: "causal mask OFF" in win.heads.lines.title, timeout=5000)
+
+
+def test_with_the_causal_mask_the_title_says_masked(qtbot, tiny_checkpoint):
+    win = causal_off_window(qtbot, tiny_checkpoint)
+    do(qtbot, win, lambda: win.live.reference.causal_off.setChecked(False))
+    assert win.result.causal is True
+    assert win.heatmap.plot.titleLabel.text.startswith("Decoder masked self-attention — layer 2, head 3")
+    assert fits(win.heatmap)
+
+
+# --- Passing through the Masks view (which uses the selection as a mask index) keeps the enlarged
+# head: V in Present mode cycles encoder → decoder → cross → masks, and a lecturer following one
+# head through the views got layer 1, head 1 after the Masks view instead.
+
+def test_view_model_restores_the_head_after_masks():
+    vm = ViewModel()
+    vm.set_kind("cross")
+    vm.select(1, 2)
+    vm.set_kind("masks")
+    assert vm.selected == (0, 0)  # the first mask
+    vm.select(2, 0)  # the third mask
+    vm.set_kind("encoder")
+    assert vm.selected == (1, 2)
+    vm.set_kind("decoder")
+    vm.select(0, 3)
+    vm.set_kind("masks")
+    vm.set_kind("masks")  # choosing Masks again changes nothing remembered
+    vm.set_kind("cross")
+    assert vm.selected == (0, 3)
+
+
+def test_present_v_keeps_the_head_through_masks(qtbot, window):  # noqa: F811
+    type_and_translate(qtbot, window)
+    window.set_view("cross")
+    window.select(1, 2)
+    toggle_present(window)
+    pw = window.present_window
+    titles = []
+    for _ in range(4):  # cross → masks → encoder → decoder → cross
+        qtbot.keyClick(pw, QtCore.Qt.Key.Key_V)
+        titles.append(pw.heatmap.plot.titleLabel.text)
+    assert titles[0].startswith("decoder self mask given")
+    assert [t.split(" — ")[-1] for t in titles[1:]] == ["layer 2 / 2, head 3 / 4"] * 3, titles
+    assert titles[3].startswith("Cross-attention") and window.vm.selected == (1, 2)
+    pw.close()

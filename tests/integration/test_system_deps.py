@@ -1,6 +1,8 @@
 """A Linux desktop without a library Qt's xcb plugin needs gets one line naming the Debian packages
 and the apt-get command, and exit status 2, instead of Qt's own abort (SIGABRT, exit 134). Offscreen
-runs and machines with every library are untouched."""
+runs and machines with every library are untouched. ``main.py --screenshot`` on a Linux machine
+without a display renders offscreen by itself (the README's screenshot command has no
+QT_QPA_PLATFORM; Qt aborted with "could not connect to display")."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import os
 import subprocess
 import sys
 
+from PySide6 import QtGui
+
 from gui import system_deps
+from gui.app import headless_platform
 from tests.support import ROOT
 
 # Starts the app with ctypes unable to load libxcb-cursor.so.0, as on a desktop without libxcb-cursor0;
@@ -97,3 +102,27 @@ def test_ci_and_readme_use_the_one_list():
     assert "gui/system_deps.py" in ci and "libxcb-cursor0" not in ci
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "apt-get install $(python3 gui/system_deps.py)" in readme and "libxcb-cursor0" not in readme
+
+
+def test_only_a_screenshot_on_linux_without_a_display_is_made_offscreen():
+    env: dict[str, str] = {}
+    headless_platform("out.png", env, "linux")
+    assert env == {"QT_QPA_PLATFORM": "offscreen"}
+    for env, platform, shot in (({"DISPLAY": ":0"}, "linux", "o.png"), ({"WAYLAND_DISPLAY": "w"}, "linux", "o.png"),
+                                ({"QT_QPA_PLATFORM": "xcb"}, "linux", "o.png"), ({}, "darwin", "o.png"),
+                                ({}, "win32", "o.png"), ({}, "linux", None)):
+        before = dict(env)
+        headless_platform(shot, env, platform)
+        assert env == before, (env, platform, shot)
+
+
+def test_screenshot_without_a_display_or_platform(tmp_path, tiny_checkpoint):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    out = tmp_path / "shot.png"
+    run = subprocess.run([sys.executable, str(ROOT / "main.py"), "--checkpoint", str(tiny_checkpoint), "--text",
+                          "집에 누군가 있어?", "--size", "900x600", "--screenshot", str(out)],
+                         env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == f"saved {out}"
+    image = QtGui.QImage(str(out))
+    assert (image.width(), image.height()) == (900, 600)
