@@ -22,6 +22,7 @@ from gui.panels.compare import ComparePanel
 from gui.panels.context import Panel, PanelContext
 from gui.state.compare_data import VIEW_KIND
 from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
+from gui.workers.threads import WorkerThread
 
 
 class AnalysisTabs(QtCore.QObject, Panel):
@@ -49,8 +50,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
         self.jobs = ctx.worker.jobs  # one job board for the app (gui/workers/jobs.py)
         self.worker = AnalysisWorker(lambda: ctx.worker.checkpoint, self.jobs)
-        self.thread = QtCore.QThread(self)  # its own: translations never wait for an analysis
-        self.worker.moveToThread(self.thread)
+        self.thread = WorkerThread(self.worker, self)  # its own: translations never wait for an analysis
         self.ablation, self.compare = AblationPanel(), ComparePanel()
         for panel in (self.ablation, self.compare):
             panel.tabs = ctx.tabs
@@ -79,8 +79,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def stop(self) -> None:
         """On closing the window, after the model worker's ``shutdown()`` (which drops every request, so a
         running analysis stops at its next step): end the analysis thread."""
-        self.thread.quit()
-        self.thread.wait()
+        self.thread.stop()
 
     # ---------- requests ----------
     def _next(self, panel: str) -> int:

@@ -23,6 +23,7 @@ from gui.window import layout as window_layout
 from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.window.live import LiveController
 from gui.workers.model_worker import TRANSLATE, ModelWorker, TranslateRequest
+from gui.workers.threads import WorkerThread
 
 __all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window/layout.py
 
@@ -83,9 +84,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ---------- worker thread ----------
     def _start_worker(self) -> None:
-        self.thread = QtCore.QThread(self)
         self.worker = ModelWorker()
-        self.worker.moveToThread(self.thread)
+        self.thread = WorkerThread(self.worker, self)
         self.request_load.connect(self.worker.load)
         self.request_translate.connect(self.worker.translate)
         self.worker.loaded.connect(self._on_loaded)
@@ -311,8 +311,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
-        self.thread.quit()
-        self.thread.wait()  # only a checkpoint load already running cannot be interrupted
+        self.thread.stop()  # only a checkpoint load already running cannot be interrupted
         for panel in self.panels:  # e.g. the Ablate heads / Compare thread (its runs were dropped above)
             panel.stop()
         super().closeEvent(event)

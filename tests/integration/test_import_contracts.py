@@ -190,6 +190,17 @@ def test_only_the_window_package_receives_the_window():
     assert window_receivers(ROOT) == []
 
 
+def test_threads_are_made_only_in_gui_workers():
+    """QThread is named (created, subclassed) only in gui.workers."""
+    out = []
+    for path in sorted((ROOT / "gui").rglob("*.py")):
+        name = module_name(path, ROOT)
+        if not name.startswith("gui.workers"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            out += [f"{name}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "QThread"]
+    assert out == []
+
+
 def test_no_gui_module_touches_another_objects_private_members():
     assert private_reads(ROOT) == []
 
