@@ -1,5 +1,5 @@
-"""Export the enlarged map or the grid (PNG here, SVG in gui/export/svg.py; one file each, named
-by the user) and the displayed tensors (.npz)."""
+"""Export the enlarged map or the grid (PNG here, SVG in gui/export/svg.py, the grid with its
+header in gui/export/grid_image.py; one file each, named by the user) and the displayed tensors (.npz)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[in
     times its on-screen size; nothing else is written. Returns the path and the pixel size.
     Raises OSError when the file cannot be written. SVG: :func:`gui.export.svg.export_svg`.
     Both draw the widget as laid out; File → Export of the enlarged map goes through
-    :func:`gui.export.map_image.export_map`, which lays it out with room for every token label."""
+    :func:`gui.export.map_image.export_map`, which lays it out with room for every token label,
+    and of the grid through :func:`gui.export.grid_image.export_grid`, which adds a header."""
     path = Path(path)
     if path.suffix.lower() != ".png":
         path = path.with_suffix(".png")
