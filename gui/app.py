@@ -87,6 +87,15 @@ def _config_of(path: str):
         return None
 
 
+def fit_to_screen(size: tuple[int, int], screen) -> tuple[int, int]:
+    """``size`` (logical pixels) shrunk to the screen's available area (without task bars), so
+    the window never opens larger than the screen; unchanged without a screen."""
+    if screen is None:
+        return size
+    free = screen.availableGeometry()
+    return min(size[0], free.width()), min(size[1], free.height())
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="Attention Studio: see every attention head.")
     p.add_argument("--version", action="version", version=f"attention-studio {__version__}")
@@ -113,7 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
     p.add_argument("--present", action="store_true", help="presentation mode: one map full-screen (F11)")
-    p.add_argument("--size", default="1600x950", type=_size, help="window size WxH")
+    p.add_argument("--size", default="1600x950", type=_size,
+                   help="window size WxH (on screen: at most the screen's free area; --screenshot: exactly)")
+    p.add_argument("--lecture", metavar="FILE", default=None,
+                   help="open a lecture file (TOML, docs/lectures.md) in Present mode: PgDn/PgUp or → ← step through it")
+    p.add_argument("--deck", metavar="OUT", default=None,
+                   help="with --lecture: render every step to OUT (numbered 1920x1080 PNGs, one PDF, captions.md) and exit")
     return p
 
 
@@ -124,6 +138,27 @@ def headless_platform(screenshot: str | None, env=os.environ, platform: str = sy
     if screenshot and platform.startswith("linux") and not env.get("QT_QPA_PLATFORM") \
             and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
         env["QT_QPA_PLATFORM"] = "offscreen"
+
+
+def read_lecture(args):
+    """``--lecture FILE`` read and checked against the checkpoint's config.json (None without
+    ``--lecture``); its problems are printed as warnings (the lecture still opens, each wrong step
+    shows its problem). Raises ValueError / LectureError for options that cannot work together."""
+    if args.lecture is None:
+        if args.deck is not None:
+            raise ValueError("--deck needs --lecture FILE (the steps to render)")
+        return None
+    clash = [opt for opt, given in (("--text", args.text), ("--screenshot", args.screenshot), ("--panel", args.panel),
+                                    ("--present", args.present)) if given]
+    if clash:
+        raise ValueError(f"--lecture sets sentence, view and Present mode itself: drop {', '.join(clash)}")
+    from gui.state.lecture import check_lecture, load_lecture
+
+    lecture = load_lecture(args.lecture)
+    config = _config_of(args.checkpoint)
+    for problem in check_lecture(lecture, config) if config is not None else lecture.problems():
+        print(f"warning: {problem}", file=sys.stderr)
+    return lecture
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     args.checkpoint = resolve_checkpoint(args.checkpoint)
     if args.compare_checkpoint is not None:
         args.compare_checkpoint = resolve_checkpoint(args.compare_checkpoint)
-    headless_platform(args.screenshot)
+    headless_platform(args.screenshot or args.deck)
     missing = missing_message()  # before Qt: its xcb plugin aborts the process when a library is missing
     if missing:
         print(missing, file=sys.stderr)
@@ -149,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         headless_panels.check(args)
         strategy = as_strategy(args.beam)  # --beam 1 (greedy) to MAX_BEAM: a one-line error otherwise
+        lecture = read_lecture(args)
     except (StudioError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -166,8 +202,12 @@ def main(argv: list[str] | None = None) -> int:
 
     win = MainWindow(font_family=family, font_size=args.font_size)
     win.setWindowIcon(icon)
-    win.resize(*args.size)
+    win.resize(*(args.size if args.screenshot else fit_to_screen(args.size, app.primaryScreen())))
     win.set_colormap(args.colormap)
+    if lecture is not None:  # the window on the lecture (Present mode), or the deck (--deck)
+        from gui.window.lecture import run_from_command_line
+
+        return run_from_command_line(app, win, lecture, args)
     if args.text:  # one place fills the inputs; both paths below translate what they show
         win.inputs.text.setText(args.text)
         win.inputs.reference.setText(args.reference or "")

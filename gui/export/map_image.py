@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from gui.export.files import export_png
 from gui.export.svg import export_svg
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.labels import GAP
+from gui.widgets.labels import GAP, SIN45
 
 FULL_LABELS_UP_TO = 64  # tokens per axis that the export always labels in full
 _TRIES = 6  # layout passes: the axes' sizes change once their labels are laid out
@@ -53,14 +53,15 @@ def _axes(hm: Heatmap):
 
 def _pitch(hm: Heatmap) -> tuple[float, float]:
     """Pixels per row and per column at which every label fits (rows: one line of text; columns:
-    side by side, or turned upright when that is narrower), with the labels' gap and a pixel spare."""
+    side by side, or at 45° when that is narrower: a line height / sin 45° per column), with the
+    labels' gap and a pixel spare."""
     fm = QtGui.QFontMetricsF(hm.plot.getAxis("left")._font())
     height = fm.height() + GAP + 1
     bottom = hm.plot.getAxis("bottom")
     max_w = fm.averageCharWidth() * bottom.max_chars
     widest = max((fm.horizontalAdvance(fm.elidedText(str(t), QtCore.Qt.TextElideMode.ElideRight, max_w))
                   for t in hm.col_tokens), default=0.0) + 2
-    return height, min(widest + GAP + 1, height)
+    return height, min(widest + GAP, fm.height() / SIN45 + GAP) + 1
 
 
 def _deficit(hm: Heatmap) -> tuple[int, int]:

@@ -133,14 +133,7 @@ class BeamPanel(QtWidgets.QWidget):
 
     def update_from(self, vm: ViewModel) -> None:
         self.rows = vm.beam_rows()
-        r = vm.result
-        if not self.rows:
-            self.caption.setText("beam search only: choose Beam k and translate")
-        else:
-            k = max(1, min(vm.step, len(r.beam_trace)))
-            self.caption.setText(f"the beam after search step {k} of {len(r.beam_trace)} (live), then the "
-                                 "hypotheses finished so far; ▶ = the one being stepped through. Click one to "
-                                 "see its maps.")
+        self.caption.setText(beam_caption(vm))
         self.table.setRowCount(len(self.rows))
         for i, (kind, row, current) in enumerate(self.rows):
             mark = ("▶ " if current else "") + ("EOS" if kind == "finished" else "live")
@@ -148,12 +141,40 @@ class BeamPanel(QtWidgets.QWidget):
             self.table.item(i, 1).setToolTip(" ".join(row.tokens))
 
 
+def beam_caption(vm: ViewModel) -> str:
+    """The Beam panel's caption. Steps are counted as the slider counts them (step k of n, "…" while
+    the output is not finished: :meth:`gui.window.live.LiveController.sync`): step k shows the beam
+    after search step k, whose hypotheses have k tokens, like the output at step k. The search
+    itself usually runs on after the hypothesis shown has ended (it stops only once no live
+    hypothesis can still beat the finished ones), so its own length is named apart."""
+    r = vm.result
+    searched = len(r.beam_trace) if r is not None else 0
+    if not searched:
+        return "beam search only: choose Beam k and translate"
+    k, finished = vm.step, vm.state.finished
+    total = str(vm.n_steps) if finished else "…"
+    if k == 0:
+        return (f"step 0 of {total}: no token chosen yet, the search starts from [BOS] alone. Step ▶ shows the "
+                "beam after each search step.")
+    if k > searched:
+        head = (f"step {k} of {total}: the search ended after step {searched} (this hypothesis goes on); the beam "
+                f"after search step {searched}")
+    else:
+        head = f"the beam after step {k} of {total} (live)"
+    ran = (f" The search itself ran {searched} steps: it goes on until no live hypothesis can still beat the "
+           "finished ones." if finished and searched != vm.n_steps else "")
+    return (f"{head}, then the hypotheses finished so far; ▶ = the one being stepped through. Click one to see its "
+            f"maps.{ran}")
+
+
 class ExperimentBar(QtWidgets.QWidget):
     """Second sentence for a padded batch, which one to show, and "show full translation".
-    Signals: ``batch_index_changed(int)``, ``show_full_changed(bool)``."""
+    Signals: ``batch_index_changed(int)``, ``show_full_changed(bool)``, ``translate_requested()``
+    (Enter in the "Batch with" box, as Enter in the Korean box)."""
 
     batch_index_changed = QtCore.Signal(int)
     show_full_changed = QtCore.Signal(bool)
+    translate_requested = QtCore.Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -161,6 +182,7 @@ class ExperimentBar(QtWidgets.QWidget):
         row.setContentsMargins(4, 0, 4, 0)
         self.batch_with = QtWidgets.QLineEdit()
         self.batch_with.setPlaceholderText("optional second Korean sentence → both run as one padded batch")
+        self.batch_with.returnPressed.connect(self.translate_requested)
         self.shown = QtWidgets.QComboBox()
         self.shown.addItems(["show sentence 1", "show sentence 2"])
         self.shown.setEnabled(False)

@@ -262,9 +262,10 @@ class ViewModel:
     def beam_rows(self) -> list[tuple[str, BeamRow, bool]]:
         """Beam: the beam after search step ``step`` (its live hypotheses), then every hypothesis
         finished up to that step, as ``(kind, row, current)``: kind 'live' or 'finished';
-        ``current`` marks the hypothesis being stepped through (its ids start the path)."""
+        ``current`` marks the hypothesis being stepped through (its ids start the path). At step 0
+        the beam is [BOS] alone: no rows (the beam after step 1 is shown at step 1, as the slider counts)."""
         r, st = self.result, self.state
-        if r is None or not r.beam_trace:
+        if r is None or not r.beam_trace or self.step == 0:
             return []
         k = max(1, min(self.step, len(r.beam_trace)))
         path = st.path

@@ -101,9 +101,12 @@ class InputPanel(QtWidgets.QWidget):
 
 class StepControls(QtWidgets.QWidget):
     """Reset, Back, Step, Play/Pause (with speed), Run to end, and a slider. Emits
-    ``position_changed(int)`` whenever the shown step changes."""
+    ``position_changed(int)`` whenever the shown step changes. While ``held`` (:meth:`set_held`: a
+    new result is being computed, there is nothing to step through yet) the buttons, the keys and
+    Play move nothing and emit ``refused()`` instead."""
 
     position_changed = QtCore.Signal(int)
+    refused = QtCore.Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -126,6 +129,7 @@ class StepControls(QtWidgets.QWidget):
             row.addWidget(w)
         row.addWidget(self.slider, 1)
         row.addWidget(self.label)
+        self.held = False
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self._tick)
         self.reset_button.clicked.connect(lambda: self.set_position(0))
@@ -148,7 +152,16 @@ class StepControls(QtWidgets.QWidget):
         self.slider.blockSignals(False)
         self._on_slider(self.slider.value())
 
+    def set_held(self, held: bool) -> None:
+        """Hold (True) or release the controls; holding stops Play."""
+        self.held = bool(held)
+        if self.held:
+            self.stop()
+
     def set_position(self, k: int) -> None:
+        if self.held:
+            self.refused.emit()
+            return
         self.slider.setValue(max(0, min(k, self.slider.maximum())))
 
     def _on_slider(self, k: int) -> None:
@@ -158,6 +171,9 @@ class StepControls(QtWidgets.QWidget):
     def toggle_play(self) -> None:
         if self.timer.isActive():
             self.stop()
+            return
+        if self.held:
+            self.refused.emit()
             return
         if self.position >= self.slider.maximum():
             self.set_position(0)

@@ -19,6 +19,7 @@ from gui.widgets.pg_config import configure
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
+VALUE_MIN_PT = 8  # cell values shrink to fit their cells, down to this size
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 
 
@@ -244,15 +245,16 @@ class Heatmap(pg.GraphicsLayoutWidget):
         """Print each cell's value in small maps (≤ VALUES_UP_TO per side); masked cells say "–"."""
         rows, cols = self.matrix.shape
         small = 0 < rows <= VALUES_UP_TO and 0 < cols <= VALUES_UP_TO
-        fm = QtGui.QFontMetricsF(self.font)
-        fits = (self.view.width() / max(cols, 1) >= fm.horizontalAdvance("0.00") + 4
-                and self.view.height() / max(rows, 1) >= fm.height())  # never a value wider than its cell
-        n = rows * cols if self.show_values and not self.mask_mode and small and fits else 0
+        font = self._value_font(self.view.width() / max(cols, 1), self.view.height() / max(rows, 1))
+        n = rows * cols if self.show_values and not self.mask_mode and small and font is not None else 0
         while len(self.value_items) < n:
             item = pg.TextItem("", anchor=(0.5, 0.5))
-            item.setFont(self.font)
+            item.setFont(font)
             self.view.addItem(item)
             self.value_items.append(item)
+        for item in self.value_items[:n]:
+            if item.textItem.font() != font:
+                item.setFont(font)
         lo, hi = self.levels
         for idx, item in enumerate(self.value_items):
             if idx >= n:
@@ -266,6 +268,18 @@ class Heatmap(pg.GraphicsLayoutWidget):
             item.setColor("#111111" if bright or masked else "#f5f5f5")
             item.setPos(c + 0.5, r + 0.5)
             item.show()
+
+    def _value_font(self, cell_w: float, cell_h: float) -> QtGui.QFont | None:
+        """The map's font, or the largest smaller one (down to VALUE_MIN_PT) at which "0.00" fits
+        a cell ``cell_w`` × ``cell_h`` pixels; None when not even that fits (no values then:
+        never a value wider than its cell)."""
+        font = QtGui.QFont(self.font)
+        for pt in range(self.font.pointSize(), VALUE_MIN_PT - 1, -1):
+            font.setPointSize(pt)
+            fm = QtGui.QFontMetricsF(font)
+            if cell_w >= fm.horizontalAdvance("0.00") + 4 and cell_h >= fm.height():
+                return font
+        return None
 
     def describe(self, row: int, col: int) -> str:
         """Read-out for one cell (0-based indices in, 1-based numbers out, as layers and heads):

@@ -1,6 +1,8 @@
 """Token axes that never overlap: labels are elided to a maximum width, thinned to a regular
 stride that keeps the first and the last token, and kept inside the axis (never dropped at the
-edges). Hovering a label shows the full token. ``TokenAxis.drawn`` holds what was drawn, for tests.
+edges). Crowded bottom labels are staggered on two lines or, when that still drops labels,
+angled at 45° (never turned on their side: Hangul reads upright). Hovering a label shows the
+full token. ``TokenAxis.drawn`` holds what was drawn, for tests.
 """
 
 from __future__ import annotations
@@ -9,21 +11,23 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 GAP = 3.0  # pixels between neighbouring labels
+SIN45 = 0.7071067811865476
 MAX_CHARS = 12  # labels longer than about this many average characters are elided ("…")
 
 
-def thin(extents: list[tuple[float, float]], gap: float = GAP) -> list[int]:
+def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -> list[int]:
     """Indices of labels to draw, given each label's ``(start, end)`` along the axis (ascending).
 
-    Chooses the smallest regular stride at which consecutive labels are at least ``gap`` apart;
-    the last label replaces the stride's final one when both would not fit. Never overlapping;
-    the first label is always kept."""
+    Chooses the smallest regular stride at which labels on the same line are at least ``gap``
+    apart (``lines`` = 2: the kept labels alternate between two lines, so a label only has to
+    clear the one two places on); the last label replaces the stride's final one when both would
+    not fit. Never overlapping; the first label is always kept."""
     n = len(extents)
     if n == 0:
         return []
 
     def fits(idx: list[int]) -> bool:
-        return all(extents[a][1] + gap <= extents[b][0] for a, b in zip(idx, idx[1:]))
+        return all(extents[a][1] + gap <= extents[b][0] for a, b in zip(idx, idx[lines:]))
 
     for stride in range(1, n + 1):
         idx = list(range(0, n, stride))
@@ -42,7 +46,8 @@ class TokenAxis(pg.AxisItem):
         super().__init__(orientation, **kw)
         self.drawn: list[tuple[QtCore.QRectF, str, int]] = []  # (rect in item coords, text, token index)
         self.max_chars = MAX_CHARS
-        self.rotated = False  # bottom labels turned upright because they did not fit side by side
+        self.staggered = False  # bottom labels on two alternating lines because one line was too crowded
+        self.angled = False  # bottom labels at 45° because even two lines were too crowded
         self.setAcceptHoverEvents(True)
 
     def tokens(self) -> list[tuple[float, str]]:
@@ -93,29 +98,36 @@ class TokenAxis(pg.AxisItem):
             items.append((i, text, start, start + 2 * half, w, h))
         items.sort(key=lambda it: it[2])
         keep = thin([(it[2], it[3]) for it in items])
-        self.rotated = False
-        if not vertical and len(keep) < len(items):  # crowded: try the labels turned upright
-            upright = []
+        self.staggered = self.angled = False
+        if not vertical and len(keep) < len(items):  # crowded: two alternating lines, else 45°
+            keep_two = thin([(it[2], it[3]) for it in items], lines=2)
+            angled = []  # parallel 45° labels need a line height / sin 45° between ticks
             for i, text, _start, _end, w, h in items:
-                top = min(max(v_pos[i] - h / 2, a0), a1 - h)
-                upright.append((i, text, top, top + h, h, w))
-            keep_up = thin([(it[2], it[3]) for it in upright])
-            if len(keep_up) > len(keep):
-                items, keep, self.rotated = upright, keep_up, True
+                half = h / SIN45 / 2
+                start = min(max(v_pos[i] - half, a0), a1 - 2 * half)
+                angled.append((i, text, start, start + 2 * half, w, h))
+            keep_45 = thin([(it[2], it[3]) for it in angled])
+            if len(keep_two) >= len(keep_45) and len(keep_two) > len(keep):
+                keep, self.staggered = keep_two, True
+            elif len(keep_45) > len(keep):
+                items, keep, self.angled = angled, keep_45, True
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
-        for j in keep:
-            i, text, start, _, w, h = items[j]
+        for line, j in enumerate(keep):
+            i, text, start, end, w, h = items[j]
             if self.orientation == "left":
                 rect = QtCore.QRectF(bounds.right() - text_offset - w, start, w, h)
                 flags = align.AlignRight | align.AlignVCenter
             elif self.orientation == "right":
                 rect = QtCore.QRectF(bounds.left() + text_offset, start, w, h)
                 flags = align.AlignLeft | align.AlignVCenter
-            elif self.orientation == "bottom" and self.rotated:  # w, h are the upright box's
-                rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
-                flags = align.AlignRight | align.AlignVCenter
+            elif self.orientation == "bottom" and self.angled:  # its footprint on the axis; drawn turned
+                rect = QtCore.QRectF(start, bounds.top() + text_offset, end - start, h)
+                flags = align.AlignRight | align.AlignTop
+            elif self.orientation == "bottom" and self.staggered:  # every other label one line lower
+                rect = QtCore.QRectF(start, bounds.top() + text_offset + (line % 2) * h, w, h)
+                flags = align.AlignHCenter | align.AlignTop
             elif self.orientation == "bottom":
                 rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
                 flags = align.AlignHCenter | align.AlignTop
@@ -125,21 +137,26 @@ class TokenAxis(pg.AxisItem):
             specs_text.append((rect, flags | QtCore.Qt.TextFlag.TextDontClip, text))
             self.drawn.append((rect, text, i))
         size = max((it[4] if vertical else it[5]) for it in items) if items else 0
-        self._updateMaxTextSize(int(size))
+        if self.angled:
+            size = max((it[4] + it[5]) * SIN45 for it in items)
+        self._updateMaxTextSize(int(size * (2 if self.staggered else 1)))
         return axis_spec, tick_specs, specs_text
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 N803 (pyqtgraph naming)
-        """The base class draws the line and ticks; upright labels are drawn turned by 90°."""
-        if not self.rotated:
+        """The base class draws the line, ticks and level labels; angled labels are drawn here,
+        each ending at its tick and rising to it at 45°."""
+        if not self.angled:
             return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         super().drawPicture(p, axisSpec, tickSpecs, [])
         p.setFont(self._font())
         p.setPen(self.textPen())
-        for rect, flags, text in textSpecs:  # rect: the upright box (width = line height)
+        fm = QtGui.QFontMetricsF(self._font())
+        for rect, _flags, text in textSpecs:  # rect: the label's footprint along the axis
+            w = fm.horizontalAdvance(text) + 2
             p.save()
-            p.translate(rect.left(), rect.top())
-            p.rotate(-90)
-            p.drawText(QtCore.QRectF(-rect.height(), 0, rect.height(), rect.width()), int(flags), text)
+            p.translate(rect.center().x(), rect.top())
+            p.rotate(-45)
+            p.drawText(QtCore.QRectF(-w, 0, w, rect.height()), int(QtCore.Qt.AlignmentFlag.AlignRight), text)
             p.restore()
 
     def token_at(self, pos: QtCore.QPointF) -> str | None:

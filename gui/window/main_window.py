@@ -42,6 +42,7 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         self.setWindowTitle("Attention Studio — Korean → English Transformer")
         self.font_family, self.font_size = font_family, font_size
+        self.base_font_size = font_size  # View → Reset font size
         self.cmap = pg.colormap.get("viridis")
         self.vm = ViewModel()
         self.checkpoint_path: str | None = None
@@ -52,7 +53,7 @@ class MainWindow(QtWidgets.QMainWindow):
         window_layout.build_menus(self)
         self._start_worker()
         self.live = LiveController(self)
-        self.left_layout.addWidget(self.live.tabs, 2)
+        window_layout.add_tabs_dock(self, self.live.tabs)
         self.outer_layout.insertWidget(1, self.live.bar)
         self.style_ = Style(self.cmap, self.font())
         self.ctx = PanelContext(
@@ -152,9 +153,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads))
 
     def _on_cancelled(self, request_id: int) -> None:
+        note = self.live.request_dropped(request_id, cancelled=True)  # settings back to the result on screen
         if request_id != self.request_id:
             return  # superseded by a newer request: its own status stays
-        self.status.showMessage("translation cancelled; the last result stays on screen", 5000)
+        self.status.showMessage(*(note or ("translation cancelled; the last result stays on screen", 5000)))
 
     def _on_load_failed(self, reason: str) -> None:
         self.load_bar.setVisible(False)
@@ -175,8 +177,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def translate(self) -> int:
         job = self.worker.jobs.start(TRANSLATE)  # supersedes older requests, running or waiting
+        req = self.current_request()
+        self.live.request_sent(job, req)  # the step controls wait for its answer
         self.status.showMessage("translating …")
-        self.request_translate.emit(job, self.current_request())
+        self.request_translate.emit(job, req)
         return job
 
     def cancel(self) -> None:
@@ -186,7 +190,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_translated(self, request_id: int, state, ms: float) -> None:
         if request_id != self.request_id:
+            self.live.request_dropped(request_id, cancelled=False)
             return  # a newer request superseded this one
+        self.live.request_answered(request_id)  # (before drawing: the controls are released)
         self.show_result(state)
         self.inputs.auto_translate = True  # from now on pad / beam / decoding changes re-translate
         result = self.vm.result
@@ -195,6 +201,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controls.slider.setFocus()
 
     def _on_failed(self, request_id: int, reason: str) -> None:
+        self.live.request_dropped(request_id, cancelled=False)  # the inputs stay: they are what to fix
         self.status.showMessage(f"⚠ {reason} (the last result stays on screen)")
         if request_id == self.request_id and self.result is None:
             self.translation_label.setText(f"⚠ {reason}")
@@ -286,6 +293,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redraw()
         self.style_.update(font=font)
 
+    def reset_font(self) -> None:
+        """Back to the size the window was opened with (``--font-size``)."""
+        self.font_size = self.base_font_size
+        self.apply_font()
+
     def change_font(self, delta: int) -> None:
         self.font_size = clamp_point(self.font_size + delta)
         self.apply_font()
@@ -308,6 +320,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._applied_cmap = cmap
         self.heatmap.set_colormap(cmap)
         self.grid.set_colormap(cmap)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+        """The first time the window is shown: fit the docks to its size."""
+        super().showEvent(event)
+        if not getattr(self, "docks_arranged", False):
+            self.docks_arranged = True
+            window_layout.arrange_docks(self, self.width(), self.height())
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step

@@ -16,11 +16,14 @@ from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 
+PRESENT_EXTRA = 11  # points over the main window's font: 22 pt at the default 11
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
 
 class PresentWindow(QtWidgets.QWidget):
-    """One enlarged map of ``win`` (a MainWindow), fonts ``win.font_size + 10`` (at least 22 pt)."""
+    """One enlarged map of ``win`` (a MainWindow). Fonts are ``win.font_size + PRESENT_EXTRA``
+    points (22 pt at the default 11) and follow View → Larger / Smaller font (Ctrl + / − / 0 work
+    here too); the caption shows the source and the translation so far."""
 
     def __init__(self, win) -> None:
         super().__init__(win, QtCore.Qt.WindowType.Window)  # closes with the main window
@@ -37,8 +40,17 @@ class PresentWindow(QtWidgets.QWidget):
         self.hover = QtWidgets.QLabel(" ")
         layout.addWidget(self.hover)
         self.heatmap.hovered.connect(lambda t: self.hover.setText(t or " "))
-        size = max(win.font_size + 10, 22)
-        font = QtGui.QFont(win.font())
+        self._seen = None
+        self.apply_font()
+        win.style_.changed.connect(self._style_changed)  # font size and colour map follow the main window
+        win.vm.subscribe(self.refresh)  # follow the main window's view model (no polling)
+        self.refresh()
+
+    def apply_font(self) -> None:
+        """Fonts from the main window's size: ``font_size + PRESENT_EXTRA`` for the map, the
+        caption a little smaller, the help and hover lines smaller still."""
+        size = self.win.font_size + PRESENT_EXTRA
+        font = QtGui.QFont(self.win.font())
         font.setPointSize(size)
         self.setFont(font)
         self.heatmap.set_font(font)
@@ -47,7 +59,10 @@ class PresentWindow(QtWidgets.QWidget):
         self.help.setFont(small)
         self.hover.setFont(small)
         self._seen = None
-        win.vm.subscribe(self.refresh)  # follow the main window's view model (no polling)
+
+    def _style_changed(self) -> None:
+        if self.font().pointSize() != self.win.font_size + PRESENT_EXTRA:
+            self.apply_font()
         self.refresh()
 
     def refresh(self) -> None:
@@ -69,7 +84,8 @@ class PresentWindow(QtWidgets.QWidget):
             self.caption.setText(f"Masks · {spec.key[0] + 1} / {n} · step {vm.step}")
             return
         self.heatmap.set_colormap(self.win.cmap)
-        self.caption.setText(f"{vm.result.source.text}  →  step {vm.step}")
+        so_far = vm.text_at() or "…"
+        self.caption.setText(f"{vm.result.source.text}  →  {so_far}   (step {vm.step})")
         self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
                                 spec.row_label, spec.col_label)
 
@@ -117,6 +133,12 @@ class PresentWindow(QtWidgets.QWidget):
             self._cycle("head", back)
         elif key == keys.Key_M:
             self._cycle("mean", back)
+        elif ev.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier and key in (
+                keys.Key_Plus, keys.Key_Equal, keys.Key_Minus, keys.Key_0):
+            if key == keys.Key_0:
+                self.win.reset_font()
+            else:
+                self.win.change_font(-2 if key == keys.Key_Minus else +2)
         elif key in (keys.Key_Right, keys.Key_Left):
             c = self.win.controls
             c.set_position(c.position + (1 if key == keys.Key_Right else -1))
@@ -126,4 +148,5 @@ class PresentWindow(QtWidgets.QWidget):
 
     def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         self.win.vm.unsubscribe(self.refresh)
+        self.win.style_.changed.disconnect(self._style_changed)
         super().closeEvent(ev)

@@ -7,16 +7,15 @@ from pathlib import Path
 
 from PySide6 import QtGui, QtWidgets
 
-from gui.export.files import WHAT, export_npz, export_png, remember, start_dir
+from gui.export.files import WHAT, export_npz, remember, start_dir
+from gui.export.grid_image import export_grid, grid_header
 from gui.export.map_image import export_map
-from gui.export.svg import export_svg
 from gui.widgets.heatmap import SCALES
 
 
 def install(win, view_menu: QtWidgets.QMenu) -> None:
     """Add Ctrl+0 (reset font), colour scale, cell values and Present (F11) to ``view_menu``."""
-    base = win.font_size
-    reset = view_menu.addAction("Reset font size", lambda: _reset_font(win, base))
+    reset = view_menu.addAction("Reset font size", win.reset_font)
     reset.setShortcut(QtGui.QKeySequence("Ctrl+0"))
     scales = view_menu.addMenu("Colour scale")
     group = QtGui.QActionGroup(win)
@@ -43,11 +42,6 @@ def install(win, view_menu: QtWidgets.QMenu) -> None:
     win.grid_caption.setWordWrap(True)
     win.view_selector.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     win.view_selector.setMinimumContentsLength(16)
-
-
-def _reset_font(win, base: int) -> None:
-    win.font_size = base
-    win.apply_font()
 
 
 def set_scale(win, scale: str) -> None:
@@ -85,7 +79,7 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
         win.status.showMessage("nothing to export yet: translate a sentence first")
         return None
     ext = "npz" if what == "npz" else fmt
-    name = {"map": "attention-map", "grid": "attention-grid", "npz": "attention"}[what] + f".{ext}"
+    name = {"map": "attention-map", "grid": grid_header(win.vm).stem, "npz": "attention"}[what] + f".{ext}"
     path, _ = QtWidgets.QFileDialog.getSaveFileName(win, f"Export {WHAT.get(what, 'tensors')}",
                                                     str(start_dir() / name), f"*.{ext}")
     if not path:
@@ -100,8 +94,9 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
             if what == "map":  # every token label, laid out larger than on screen where needed
                 done = export_map(path, win.heatmap, fmt)
                 out, (w, h), note = done.path, done.size, note + done.note
-            else:
-                out, (w, h) = (export_svg if fmt == "svg" else export_png)(path, win.grid)
+            else:  # below a header: view, sentence, translation, step, colour scale
+                done = export_grid(path, win.grid, grid_header(win.vm), fmt)
+                out, (w, h), note = done.path, done.size, note + done.note
             remember(out)
             win.status.showMessage(f"saved {out}: {WHAT[what]}, {w} × {h} px{note}", 8000)
         return Path(out)

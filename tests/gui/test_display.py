@@ -108,8 +108,11 @@ def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_sr
     for axis, tokens in ((left, tgt), (bottom, src)):
         idx = [i for _, _, i in axis.drawn]
         assert idx and idx[0] == 0  # the first label is never dropped (it used to be: 우리는)
-        if len(tokens) <= 5:
+        if len(tokens) <= 5 and not (axis is bottom and point == 22):
             assert idx == list(range(len(tokens)))  # short sentences: every label
+        elif len(tokens) <= 5:  # 12-character labels at 22 pt in 560 px: at ≤ 45° (never sideways) some
+            assert idx[-1] == len(tokens) - 1 and len(set(np.diff(idx))) == 1  # thin evenly, keep the last
+            assert bottom.angled or bottom.staggered
             if axis is bottom:
                 assert [t for _, t, _ in axis.drawn][-1] == "'"  # the apostrophe token is itself, not '''
         bounds = axis.mapRectToScene(axis.boundingRect())

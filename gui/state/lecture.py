@@ -1,0 +1,557 @@
+"""Lecture files (no Qt): a title and a list of steps, each one state of the app with a caption,
+read from TOML (``tomllib``, Python 3.11+), checked against a model's config, and written back
+one step at a time (File → Save state as lecture step…). The format is documented in
+``docs/lectures.md``; in short::
+
+    title = "Attention Is All You Need"
+
+    [[steps]]
+    title = "Cross-attention"               # optional heading of the page
+    sentence = "고양이가 의자 위에서 자고 있다."  # required: the Korean input
+    view = "cross"                          # encoder | decoder | cross | masks (default cross)
+    layer = 4                               # 1-based (default 1)
+    head = 1                                # 1-based (default 1)
+    step = 2                                # decoder step shown (default: the end)
+    caption = "Row ▁A (predicting 'cat') rests on 고양이가."
+
+Other fields: ``reference`` (teacher forcing), ``causal_mask = false`` (with a reference),
+``batch_with`` (a second sentence in one padded batch), ``pad_to``, ``decoding`` ("greedy" or
+"beam") with ``beam`` (size), ``mask`` (1..4, the Masks view's cell), ``ablate = "2:3,3:1"`` with
+``ablate_kind`` (enc | dec | cross), ``force`` (an English word) with ``force_at`` (the decoder
+step whose token it replaces), ``query`` (1-based row: the Inside one step tab).
+
+A step that is wrong (a head the model lacks, a typo in a field name, a bad combination) does not
+stop the lecture: its problems are listed in :attr:`LectureStep.errors` as "lecture step N,
+field: what is wrong", and the app shows them as that step's caption. Only a file that cannot be
+read or parsed at all raises :class:`LectureError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.defaults import MAX_BEAM
+from core.errors import StudioError
+
+VIEWS = ("encoder", "decoder", "cross", "masks")
+DECODINGS = ("greedy", "beam")
+ABLATE_KINDS = ("enc", "dec", "cross")
+N_MASKS = 4  # the Masks view's cells: decoder self, cross, encoder key, target key padding
+DEFAULT_BEAM = 4  # decoding = "beam" without a size
+
+#: every field of a step: name -> (type, default); int fields are whole numbers (not booleans)
+FIELDS: dict[str, tuple[type, object]] = {
+    "title": (str, ""),
+    "sentence": (str, ""),
+    "caption": (str, ""),
+    "reference": (str, None),
+    "batch_with": (str, None),
+    "decoding": (str, None),
+    "beam": (int, None),
+    "view": (str, "cross"),
+    "layer": (int, 1),
+    "head": (int, 1),
+    "mask": (int, None),
+    "step": (int, None),
+    "causal_mask": (bool, True),
+    "pad_to": (int, None),
+    "ablate": (str, None),
+    "ablate_kind": (str, None),
+    "force": (str, None),
+    "force_at": (int, None),
+    "query": (int, None),
+}
+TOP_FIELDS = ("title", "checkpoint", "steps")
+#: the order a saved step lists its fields in
+ORDER = ("title", "sentence", "reference", "causal_mask", "batch_with", "pad_to", "decoding", "beam", "view", "layer",
+         "head", "mask", "step", "force", "force_at", "ablate", "ablate_kind", "query", "caption")
+
+
+class LectureError(StudioError):
+    """The lecture file cannot be read or is not TOML (with the file and what is wrong)."""
+
+
+@dataclass
+class LectureStep:
+    """One step of a lecture (numbers 1-based, as in the file). ``number`` is its place in the
+    lecture; ``decoder_step`` the ``step`` field (None = the end of the output); ``errors`` the
+    problems found (empty: the step can be shown)."""
+
+    number: int
+    title: str = ""
+    sentence: str = ""
+    caption: str = ""
+    reference: str | None = None
+    batch_with: str | None = None
+    decoding: str = "greedy"
+    beam: int = 1
+    view: str = "cross"
+    layer: int = 1
+    head: int = 1
+    mask: int = 1
+    decoder_step: int | None = None
+    causal_mask: bool = True
+    pad_to: int | None = None
+    ablate: str | None = None
+    ablate_kind: str = "enc"
+    force: str | None = None
+    force_at: int | None = None
+    query: int | None = None
+    errors: list[str] = field(default_factory=list)  # found when reading (no model needed)
+    model_errors: list[str] = field(default_factory=list)  # found by check_step against the loaded model
+
+    @property
+    def ok(self) -> bool:
+        """True when the step has no problems (as read, and against the model last checked)."""
+        return not self.errors and not self.model_errors
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem of the step, one line each."""
+        return self.errors + self.model_errors
+
+    @property
+    def live(self) -> bool:
+        """True when the step decodes live (greedy or beam; no reference, no batch)."""
+        return self.reference is None and self.batch_with is None
+
+    def problem(self, name: str, text: str, model: bool = False) -> None:
+        """Record a problem with field ``name`` ("" for the step as a whole); ``model``: one
+        that depends on the model (dropped when another model is checked)."""
+        where = f"lecture step {self.number}" + (f", {name}" if name else "")
+        (self.model_errors if model else self.errors).append(f"{where}: {text}")
+
+    def settings(self) -> str:
+        """The switches in words: "greedy", "beam 4", "teacher forcing, causal mask OFF", …"""
+        parts = []
+        if self.reference is not None:
+            parts.append("teacher forcing on the reference" + ("" if self.causal_mask else ", causal mask OFF"))
+        elif self.batch_with is not None:
+            parts.append("padded batch of 2, greedy")
+        else:
+            parts.append("greedy" if self.beam == 1 else f"beam {self.beam}")
+        if self.pad_to:
+            parts.append(f"source padded to {self.pad_to}")
+        if self.force is not None:
+            parts.append(f"forced {self.force!r} at step {self.force_at}")
+        if self.ablate is not None:
+            parts.append(f"ablated {self.ablate_kind} {self.ablate}")
+        if self.query is not None:
+            parts.append(f"inside one step, query {self.query}")
+        return " · ".join(parts)
+
+
+@dataclass
+class Lecture:
+    """A lecture: its ``title``, ``steps`` and the file it came from; ``checkpoint`` names the
+    model its captions were written for (informational); ``errors`` the problems outside the steps."""
+
+    title: str
+    steps: list[LectureStep]
+    path: Path | None = None
+    checkpoint: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        """Every problem of the lecture and its steps, one line each."""
+        return list(self.errors) + [e for s in self.steps for e in s.problems]
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+def _typed(step: LectureStep, name: str, value):
+    kind = FIELDS[name][0]
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        step.problem(name, f"must be a whole number, got {value!r}")
+        return None
+    if kind is not int and not isinstance(value, kind):
+        step.problem(name, f"must be {'true or false' if kind is bool else 'a string'}, got {value!r}")
+        return None
+    return value
+
+
+def _one_of(step: LectureStep, name: str, value, choices: tuple[str, ...]):
+    if value is not None and value not in choices:
+        step.problem(name, f"{value!r} is not one of {', '.join(choices)}")
+        return None
+    return value
+
+
+def _at_least(step: LectureStep, name: str, value, low: int, what: str = "") -> int | None:
+    if value is not None and value < low:
+        step.problem(name, f"must be {low} or more{what}, got {value}")
+        return None
+    return value
+
+
+def read_step(number: int, table) -> LectureStep:
+    """One ``[[steps]]`` table → a :class:`LectureStep` with its problems that need no model
+    (types, names, ranges, combinations); see :func:`check_step` for those that do."""
+    step = LectureStep(number)
+    if not isinstance(table, dict):
+        step.problem("", "is not a table of fields ([[steps]] with name = value lines)")
+        return step
+    values = {}
+    for name, value in table.items():
+        if name not in FIELDS:
+            near = difflib.get_close_matches(name.replace("-", "_"), list(FIELDS), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else f"; known fields: {', '.join(FIELDS)}"
+            step.problem(name, f"unknown field{hint}")
+            continue
+        values[name] = _typed(step, name, value)
+    get = values.get
+    step.title = (get("title") or "").strip()
+    step.caption = (get("caption") or "").strip()
+    step.sentence = (get("sentence") or "").strip()
+    if not step.sentence:
+        step.problem("sentence", "missing or empty: every step translates a Korean sentence")
+    for name in ("reference", "batch_with", "ablate", "force"):
+        value = get(name)
+        if value is not None and not value.strip():
+            step.problem(name, "is empty")
+            value = None
+        setattr(step, name, None if value is None else value.strip())
+    step.view = _one_of(step, "view", get("view"), VIEWS) or "cross"
+    step.layer = _at_least(step, "layer", get("layer"), 1, " (layers are numbered from 1)") or 1
+    step.head = _at_least(step, "head", get("head"), 1, " (heads are numbered from 1)") or 1
+    step.mask = _at_least(step, "mask", get("mask"), 1) or 1
+    step.decoder_step = _at_least(step, "step", get("step"), 0)
+    step.pad_to = _at_least(step, "pad_to", get("pad_to"), 1)
+    step.query = _at_least(step, "query", get("query"), 1, " (queries are numbered from 1)")
+    step.force_at = _at_least(step, "force_at", get("force_at"), 1, " (decoder steps are numbered from 1)")
+    step.causal_mask = True if get("causal_mask") is None else get("causal_mask")
+    step.ablate_kind = _one_of(step, "ablate_kind", get("ablate_kind"), ABLATE_KINDS) or "enc"
+    decoding = _one_of(step, "decoding", get("decoding"), DECODINGS)
+    beam = get("beam")
+    if beam is not None and not 1 <= beam <= MAX_BEAM:
+        step.problem("beam", f"must be 1..{MAX_BEAM}, got {beam}")
+        beam = None
+    if decoding == "greedy" and beam not in (None, 1):
+        step.problem("beam", f"beam = {beam} with decoding = \"greedy\": use decoding = \"beam\"")
+    step.beam = 1 if decoding == "greedy" else beam or (DEFAULT_BEAM if decoding == "beam" else 1)
+    step.decoding = "greedy" if step.beam == 1 else "beam"
+    _check_combinations(step, get)
+    return step
+
+
+def _check_combinations(step: LectureStep, get) -> None:
+    if step.mask != 1 or get("mask") is not None:
+        if step.view != "masks":
+            step.problem("mask", 'only with view = "masks" (layer and head choose the map in the other views)')
+        elif step.mask > N_MASKS:
+            step.problem("mask", f"{step.mask} is out of range 1..{N_MASKS} (decoder self, cross, encoder key, "
+                                 f"target padding)")
+    if not step.causal_mask and step.reference is None:
+        step.problem("causal_mask", "false needs a reference (the mask is switched off for teacher forcing)")
+    if step.reference is not None and step.batch_with is not None:
+        step.problem("batch_with", "cannot be combined with a reference")
+    if step.batch_with is not None and (step.beam != 1 or step.pad_to):
+        step.problem("batch_with", "runs greedy decoding of two plain sentences: drop beam and pad_to")
+    if step.reference is not None and step.beam != 1:
+        step.problem("beam", "teacher forcing (a reference) does not decode: drop decoding/beam")
+    if (step.force is None) != (step.force_at is None):
+        step.problem("force" if step.force is None else "force_at", "force and force_at go together")
+    for name in ("force", "query", "ablate"):
+        if getattr(step, name) is not None and not step.live:
+            step.problem(name, "works on decoded output: not with a reference or batch_with")
+    if step.query is not None and step.view == "masks":
+        step.problem("query", "needs view encoder, decoder or cross (a mask has no attention step)")
+    if step.ablate is not None:
+        from core.analysis.ablation import parse_heads
+
+        try:
+            parse_heads(step.ablate)
+        except StudioError as exc:
+            step.problem("ablate", str(exc).replace("--ablate ", ""))
+    if get("ablate_kind") is not None and step.ablate is None:
+        step.problem("ablate_kind", "needs ablate (the heads)")
+
+
+def _tomllib():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        raise LectureError("lecture files need Python 3.11 or newer (its tomllib reads them)") from None
+    return tomllib
+
+
+def parse_lecture(text: str, path: Path | str | None = None) -> Lecture:
+    """A lecture from TOML ``text``. Raises :class:`LectureError` when it is not TOML or has no
+    steps; problems of single steps are kept in the steps (the lecture still opens)."""
+    tomllib = _tomllib()
+    where = str(path) if path is not None else "lecture"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise LectureError(f"{where}: not valid TOML: {exc}") from None
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise LectureError(f"{where}: no steps: add at least one [[steps]] table with a sentence")
+    lecture = Lecture(str(data.get("title") or Path(where).stem), [read_step(i, t) for i, t in enumerate(steps, 1)],
+                      Path(path) if path is not None else None)
+    lecture.checkpoint = data.get("checkpoint") if isinstance(data.get("checkpoint"), str) else None
+    for name in data:
+        if name not in TOP_FIELDS:
+            lecture.errors.append(f"{where}: unknown top-level field {name!r} (known: {', '.join(TOP_FIELDS)})")
+    return lecture
+
+
+def load_lecture(path: Path | str) -> Lecture:
+    """Read and parse the lecture file ``path``. Raises :class:`LectureError` (unreadable, not
+    UTF-8, not TOML, no steps)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LectureError(f"{path}: cannot read the lecture: {exc}") from None
+    return parse_lecture(text, path)
+
+
+def check_step(step: LectureStep, config) -> list[str]:
+    """The problems of ``step`` that depend on the model (``config``: a ModelConfig): layer and
+    head ranges for its view, the ablated heads, ``pad_to`` against ``max_len``. They replace
+    ``step.model_errors`` (a step checked against another model before forgets those) and are
+    returned."""
+    from core.analysis.ablation import ablation_spec, parse_heads
+
+    step.model_errors = []
+    if step.view != "masks":
+        n_layers = config.n_encoder_layers if step.view == "encoder" else config.n_decoder_layers
+        side = "encoder" if step.view == "encoder" else "decoder"
+        if step.layer > n_layers:
+            step.problem("layer", f"{step.layer} is out of range 1..{n_layers} (the model has {n_layers} {side} layers)",
+                         model=True)
+        if step.head > config.n_heads:
+            step.problem("head", f"{step.head} is out of range 1..{config.n_heads} (the model has {config.n_heads} heads)",
+                         model=True)
+    if step.ablate is not None and not any("ablate" in e.split(":")[0] for e in step.errors):
+        n_layers = config.n_encoder_layers if step.ablate_kind == "enc" else config.n_decoder_layers
+        try:
+            ablation_spec(parse_heads(step.ablate), step.ablate_kind, n_layers, config.n_heads)
+        except StudioError as exc:
+            step.problem("ablate", str(exc).replace("--ablate ", ""), model=True)
+    if step.pad_to is not None and step.pad_to > config.max_len:
+        step.problem("pad_to", f"{step.pad_to} is longer than the model's max_len {config.max_len}", model=True)
+    return list(step.model_errors)
+
+
+def check_lecture(lecture: Lecture, config) -> list[str]:
+    """Check every step against ``config`` (:func:`check_step`); returns every problem of the lecture."""
+    for step in lecture.steps:
+        check_step(step, config)
+    return lecture.problems()
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (quotes, backslashes and control characters escaped)."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
+    return toml_string(str(value))
+
+
+def step_fields(step: LectureStep) -> dict[str, object]:
+    """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER`."""
+    values = {"title": step.title or None, "sentence": step.sentence, "reference": step.reference,
+              "causal_mask": None if step.causal_mask else False, "batch_with": step.batch_with,
+              "pad_to": step.pad_to, "decoding": "beam" if step.beam > 1 else None,
+              "beam": step.beam if step.beam > 1 else None, "view": step.view,
+              "layer": None if step.view == "masks" else step.layer, "head": None if step.view == "masks" else step.head,
+              "mask": step.mask if step.view == "masks" else None, "step": step.decoder_step, "force": step.force,
+              "force_at": step.force_at, "ablate": step.ablate,
+              "ablate_kind": step.ablate_kind if step.ablate is not None else None, "query": step.query,
+              "caption": step.caption}
+    return {name: values[name] for name in ORDER if values[name] is not None}
+
+
+def step_toml(step: LectureStep) -> str:
+    """One ``[[steps]]`` table as TOML text (ends with a newline)."""
+    lines = ["[[steps]]"] + [f"{name} = {_toml_value(value)}" for name, value in step_fields(step).items()]
+    return "\n".join(lines) + "\n"
+
+
+def lecture_toml(title: str, steps: list[LectureStep]) -> str:
+    """A whole lecture file: the title, then one table per step."""
+    return f"title = {toml_string(title)}\n" + "".join("\n" + step_toml(s) for s in steps)
+
+
+def append_step(path: Path | str, step: LectureStep, title: str = "My lecture") -> int:
+    """Append ``step`` to the lecture file ``path`` (created with ``title`` when missing) and
+    return its number in the file. Raises :class:`LectureError` when the file exists but is not
+    a lecture (it is left unchanged) or cannot be written."""
+    path = Path(path)
+    if path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LectureError(f"{path}: cannot read the lecture: {exc}") from None
+        tomllib = _tomllib()
+        try:
+            steps = tomllib.loads(text).get("steps", [])
+        except tomllib.TOMLDecodeError as exc:
+            raise LectureError(f"{path}: not valid TOML, left unchanged: {exc}") from None
+        if not isinstance(steps, list):
+            raise LectureError(f"{path}: 'steps' is not a list of [[steps]] tables, left unchanged")
+        number = len(steps) + 1
+        if not text.strip():
+            text = f"title = {toml_string(title)}\n"
+        body = text if text.endswith("\n") else text + "\n"
+    else:
+        number, body = 1, f"title = {toml_string(title)}\n"
+    step.number = number
+    try:
+        path.write_text(body + "\n" + step_toml(step), encoding="utf-8")
+    except OSError as exc:
+        raise LectureError(f"{path}: cannot write the lecture: {exc}") from None
+    return number
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+@dataclass
+class Page:
+    """What one lecture step's page says (the map itself is :func:`gui.state.view_spec.enlarged_spec`):
+    ``heading`` "3 / 12 · title", ``sentence`` source → output so far, ``where`` the decoder step,
+    ``settings`` the switches, ``drawn`` the kind, layer and head of the map, ``caption``, ``note``
+    (what the experiment gave: losses, the ablated output, the inside of the step …) and ``error``
+    (the step's problems; then nothing of the step is shown)."""
+
+    number: int
+    total: int
+    heading: str
+    sentence: str
+    where: str
+    settings: str
+    drawn: str
+    caption: str
+    note: str = ""
+    error: str = ""
+
+
+def heading(lecture: Lecture, step: LectureStep) -> str:
+    """"3 / 12 · Encoder self-attention" (the step's title, else its view)."""
+    from gui.state.view_data import KIND_TITLES
+
+    return f"{step.number} / {len(lecture.steps)} · {step.title or KIND_TITLES[step.view]}"
+
+
+def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error: str = "") -> Page:
+    """The texts of ``step``'s page from the view model ``vm`` that shows it (None or ``error``:
+    an error page that repeats the step as written)."""
+    from gui.state.view_spec import enlarged_spec
+
+    problems = error or "\n".join(step.problems)
+    base = Page(step.number, len(lecture.steps), heading(lecture, step), step.sentence, "", step.settings(), "",
+                step.caption, note, problems)
+    if problems or vm is None or vm.result is None:
+        base.drawn = "nothing: " + ("see the problem below" if problems else "no result")
+        if problems:
+            base.caption = "⚠ " + problems
+        return base
+    r = vm.result
+    so_far = vm.full_text() if vm.step >= len(r.steps) and vm.full_text() is not None else vm.text_at()
+    base.sentence = f"{r.source.text}  →  {so_far or '…'}" + ("  (the reference)" if vm.teacher_forced else "")
+    base.where = vm.step_description()
+    spec = enlarged_spec(vm, presenter=True)
+    base.drawn = spec.title if spec is not None else ""
+    return base
+
+
+def page_markdown(page: Page, image: str | None = None) -> str:
+    """One page as Markdown (``captions.md``): heading, image, sentence, what is drawn, caption, note."""
+    lines = [f"## {page.heading}", ""]
+    if image:
+        lines += [f"![step {page.number}]({image})", ""]
+    lines += [f"- **Sentence:** {page.sentence}"]
+    if page.where:
+        lines.append(f"- **Step:** {page.where}")
+    lines += [f"- **Settings:** {page.settings}", f"- **Drawn:** {page.drawn}", ""]
+    if page.caption:
+        lines += [page.caption, ""]
+    if page.note:
+        lines += ["```text", page.note, "```", ""]
+    return "\n".join(lines)
+
+
+
+
+# ---------------------------------------------------------------------------------------------- notes
+
+def result_note(vm, step: LectureStep) -> str:
+    """What the step's experiment gave, in a few lines, from the view model showing it: the
+    teacher-forcing loss, the forked and original outputs, the beam's hypotheses, the padding."""
+    r = vm.result
+    if r is None:
+        return ""
+    lines = []
+    if vm.teacher_forced:
+        lines.append(vm.loss_text())
+        lines.append(f"the model's own argmax at each reference position: {r.translation}")
+    fork = vm.side_by_side()
+    if fork:
+        lines += [f"{label}: {text}" + ("" if lp is None else f"  (log P {lp:.2f})") for label, text, lp in fork]
+    if r.mode == "beam" and r.hypotheses:
+        best = ", ".join(f"{text!r} {score:.3f}" for text, score, _ in r.hypotheses[:3])
+        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}")
+    pads = int(r.maps.src_key_padding_mask.sum())
+    if pads:
+        w = r.maps.cross[..., r.maps.src_key_padding_mask]
+        lines.append(f"{pads} pad key(s) in the source; the most attention any cross head gives one: {float(w.max()):.1f}")
+    if vm.state is not None and vm.state.batch:
+        lines.append("batch: " + " | ".join(f"{b.source.text} → {b.translation}" for b in vm.state.batch))
+    return "\n".join(lines)
+
+
+def inside_note(st, limit: int = 12) -> str:
+    """An :class:`core.analysis.inside.InsideStep` as text: the query, then per key (a tab
+    between the columns) the score q·k/√d_k (−∞ where masked) and the softmax weight, in key
+    order (the ``limit`` keys with the most weight when there are more)."""
+    d = int(st.q.numel())
+    lines = [f"query {st.query} {st.query_token} · layer {st.layer}, head {st.head} · d_k = {d}",
+             "key\tq·k/√d_k\tweight"]
+    weights = st.weights.tolist()
+    keep = sorted(sorted(range(len(weights)), key=lambda i: -weights[i])[:limit])
+    for i in keep:
+        masked = st.mask is not None and bool(st.mask[i])
+        score = "−∞" if masked else f"{float(st.scores[i]):.2f}"
+        lines.append(f"{st.key_tokens[i]}\t{score}\t{weights[i]:.3f}")
+    return "\n".join(lines)
+
+
+def ablation_note(result) -> str:
+    """An :class:`core.analysis.ablation.AblationResult` as two lines: unablated and ablated output."""
+    spec = ",".join(f"{la}:{h}" for la, h in result.heads)
+
+    def lp(t) -> str:
+        return "" if t.logprob is None else f"  (log P {t.logprob:.2f})"
+
+    return (f"unablated: {result.original.translation}{lp(result.original)}\n"
+            f"ablated {result.kind} {spec}: {result.ablated.translation}{lp(result.ablated)}")
+
+
+__all__ = ["Lecture", "LectureError", "LectureStep", "Page", "FIELDS", "VIEWS", "ablation_note", "append_step",
+           "check_lecture", "check_step", "heading", "inside_note", "lecture_toml", "load_lecture", "page_markdown",
+           "page_of", "parse_lecture", "read_step", "result_note", "step_fields", "step_toml", "toml_string"]
