@@ -151,7 +151,7 @@ def arrange_docks(win, width: int, height: int) -> None:
             win.resizeDocks([win.topk_dock, win.tabs_dock], [max(160, room * 2 // 5), max(200, room * 3 // 5)],
                             QtCore.Qt.Orientation.Vertical)
     else:
-        win.resizeDocks([win.topk_dock, win.tabs_dock], [max(160, height // 4), max(240, height // 2)],
+        win.resizeDocks([win.topk_dock, win.tabs_dock], [max(200, height // 3), max(240, height // 2)],
                         QtCore.Qt.Orientation.Vertical)
         win.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, win.masks_dock)
         win.resizeDocks([win.masks_dock], [max(160, height // 5)], QtCore.Qt.Orientation.Vertical)
