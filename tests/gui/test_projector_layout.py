@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6 import QtCore
 
 from gui.app import fit_to_screen
-from tests.support.gui import open_window, type_and_translate
+from tests.support.gui import do, open_window, type_and_translate
 
 
 class _Screen:
@@ -66,3 +66,36 @@ def test_docks_can_be_hidden_and_shown_from_the_view_menu(qtbot, tiny_checkpoint
     qtbot.waitUntil(lambda: win.heatmap.width() > width_before)  # the map takes the room
     actions["Next-token candidates"].trigger()
     qtbot.waitUntil(win.topk_dock.isVisible)
+
+
+def test_present_mode_at_720p_follows_the_font_and_shows_values_labels_and_the_translation(qtbot, tiny_checkpoint):
+    from gui.window.present import PRESENT_EXTRA
+    from gui.window.view_menu import toggle_present
+
+    win = open_window(qtbot, tiny_checkpoint)
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
+    if win.controls.position != 8:
+        do(qtbot, win, lambda: win.controls.set_position(8))  # a map of at most 16 × 16 prints its values
+    win.set_view("cross")
+    toggle_present(win)
+    pw = win.present_window
+    pw.showNormal()
+    pw.resize(1280, 720)
+    qtbot.wait(100)
+    assert pw.font().pointSize() == win.font_size + PRESENT_EXTRA
+    win.change_font(+2)  # View → Larger font reaches Present
+    qtbot.wait(50)
+    assert pw.font().pointSize() == win.font_size + PRESENT_EXTRA and pw.heatmap.font.pointSize() == pw.font().pointSize()
+    qtbot.keyClick(pw, QtCore.Qt.Key.Key_Minus, QtCore.Qt.KeyboardModifier.ControlModifier)  # Ctrl − inside Present
+    assert win.font_size == win.base_font_size and pw.font().pointSize() == win.base_font_size + PRESENT_EXTRA
+    assert win.vm.text_at() and win.vm.text_at() in pw.caption.text()  # the translation so far beside the source
+    assert win.result.source.text in pw.caption.text()
+    hm = pw.heatmap
+    for _ in range(3):
+        hm.grab()
+        qtbot.wait(30)
+    rows, cols = hm.matrix.shape
+    assert sum(t.isVisible() for t in hm.value_items) == rows * cols  # every value at 720p
+    for axis, n in ((hm.plot.getAxis("left"), rows), (hm.plot.getAxis("bottom"), cols)):
+        assert [i for _, _, i in axis.drawn] == list(range(n))  # every label
+    pw.close()
