@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from core import __version__
-from core.defaults import DEFAULT_MODEL, MAX_BEAM
+from core.defaults import DEFAULT_MODEL, DEFAULT_PRECISION, MAX_BEAM, PRECISIONS
 from core.errors import InputError, StudioError
 from core.locations import resolve_checkpoint, user_models_dir
 from core.textio import split_lines
@@ -31,7 +31,7 @@ def _translate(args) -> int:
     cli_heads.check_heads_options(args)
     heads = cli_heads.ablate_heads(args)
     inside = cli_heads.inside_spec(args)
-    ckpt = load_checkpoint(args.checkpoint, device=args.device)
+    ckpt = load_checkpoint(args.checkpoint, device=args.device, precision=args.precision)
     if args.batch_with is not None:
         return _translate_batch(ckpt, args)
     if heads:
@@ -186,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("text")
     t.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    t.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
+                   help="inference precision: fp32 (as stored, default), bf16 (weights and activations bfloat16) or "
+                        "int8 (dynamic int8 linear layers, CPU only); attention weights are float32 in every case")
     t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
     t.add_argument("--reference", default=None, help="English reference: maps from one teacher-forced pass")

@@ -9,11 +9,15 @@ from core.locations import DEFAULT_MODEL, default_checkpoint
 #: the permissive ``ko-en-base`` is in the source repository, not in the wheel). Found through the
 #: installed ``checkpoints`` package (core/locations.py), never relative to the source tree.
 DEFAULT_CHECKPOINT = default_checkpoint()
-__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_MODEL", "MIN_BEAM", "MAX_BEAM", "check_beam"]
+__all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_MODEL", "MIN_BEAM", "MAX_BEAM", "check_beam", "PRECISIONS", "DEFAULT_PRECISION"]
 
 #: Beam sizes accepted everywhere (1 = greedy). Above 16 the search costs more than it finds on
 #: this model and a long request would keep the app busy for seconds.
 MIN_BEAM, MAX_BEAM = 1, 16
+
+#: Inference precisions a checkpoint can be loaded at (core/checkpoints/precision.py); fp32 = as stored.
+PRECISIONS = ("fp32", "bf16", "int8")
+DEFAULT_PRECISION = "fp32"
 
 
 def check_beam(beam: int) -> int:

@@ -22,6 +22,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from core.checkpoints.atomic_io import atomic_dir
+from core.checkpoints.precision import check_precision, convert_model
 from core.device import resolve_device
 from core.errors import CheckpointError
 from core.textio import read_json
@@ -42,7 +43,10 @@ PICKLE_SUFFIXES = {".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib"}
 
 @dataclass
 class Checkpoint:
-    """A loaded model with its tokenizers. ``model`` is in eval mode on ``device``."""
+    """A loaded model with its tokenizers. ``model`` is in eval mode on ``device``.
+
+    ``precision``: what the model runs at, "fp32" (as stored), "bf16" or "int8"; see
+    :mod:`core.checkpoints.precision`."""
 
     path: Path
     config: ModelConfig
@@ -50,6 +54,7 @@ class Checkpoint:
     src_tokenizer: TextTokenizer
     tgt_tokenizer: TextTokenizer
     device: torch.device
+    precision: str = "fp32"
 
     @property
     def name(self) -> str:
@@ -195,8 +200,13 @@ def _read_weights(file: Path, model: Transformer, progress: Progress | None = No
     return tensors
 
 
-def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress | None = None) -> Checkpoint:
+def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress | None = None,
+                    precision: str = "fp32") -> Checkpoint:
     """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
+
+    ``precision`` ("fp32", "bf16" or "int8", see :mod:`core.checkpoints.precision`): convert the
+    model for inference after loading; the default "fp32" keeps the weights as stored. With "int8",
+    ``device="auto"`` means the CPU (int8 runs there only).
 
     ``progress(message, fraction)`` (optional) is called as loading goes on, fraction in [0, 1]
     (the app shows it while a large imported model, e.g. OPUS-MT's 300 MB, loads). An exception
@@ -208,8 +218,9 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
     Raises:
         CheckpointError: missing directory or file, invalid JSON or config, tokenizer/config
             mismatch, unreadable/truncated weights, wrong tensor names or shapes, pickle present.
-        ValueError: unknown device, or "cuda" without a GPU.
+        ValueError: unknown device, or "cuda" without a GPU; unknown precision, or "int8" on a GPU.
     """
+    check_precision(precision)  # a bad option fails before anything is read
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such directory")
@@ -230,12 +241,28 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
     config = _read_config(path)
     src_tok = _read_tokenizer(path / SRC_TOKENIZER, config, "src")
     tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config, "tgt")
-    dev = resolve_device(device)
+    dev = resolve_device("cpu" if precision == "int8" and device == "auto" else device)  # int8 runs on the CPU
     report("building the model", 0.05)
     model = Transformer(config)
     tensors = _read_weights(path / WEIGHTS, model, report)
     model.load_state_dict(tensors, strict=False)  # tied aliases are filled through their twin
     report(f"moving to {dev.type.upper()}", 0.95)
     model.to(dev).eval()
+    ckpt = Checkpoint(path, config, model, src_tok, tgt_tok, dev)
+    if precision != "fp32":
+        report(f"converting to {precision}", 0.97)
+        to_precision(ckpt, precision)
     report("loaded", 1.0)
-    return Checkpoint(path, config, model, src_tok, tgt_tok, dev)
+    return ckpt
+
+
+def to_precision(ckpt: Checkpoint, precision: str) -> Checkpoint:
+    """Convert a loaded checkpoint's model in place (:func:`core.checkpoints.precision.convert_model`),
+    set ``ckpt.precision`` and return ``ckpt``. Tokenizers and config are unchanged.
+
+    Raises:
+        ValueError: as :func:`core.checkpoints.precision.convert_model`.
+    """
+    convert_model(ckpt.model, precision)
+    ckpt.precision = precision
+    return ckpt

@@ -26,8 +26,13 @@ def scaled_dot_product(
     Returns:
         ``(out [B, H, T_q, d_head], weights [B, H, T_q, T_k])``. Masked cells of ``weights``
         are exactly 0 and a fully masked row is all zeros (its output is 0), never NaN.
+
+    Precision: the whole of Eq. 1 runs in float32. bfloat16/float16 q, k, v (bf16 inference) are
+    upcast first and ``out`` is cast back to v's dtype, so ``weights`` is float32 (rows sum to 1
+    up to float32 rounding) and is exactly the matrix that multiplied V. For float32 inputs every
+    cast is a no-op: bit-identical to plain float32 code.
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.size(-1))
     if mask is not None:
         # dtype-safe fill: finfo.min is representable in fp16/bf16/fp32, unlike -1e9 in fp16
         scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
@@ -35,7 +40,22 @@ def scaled_dot_product(
     if mask is not None:
         weights = weights.masked_fill(mask, 0.0)  # exact zeros; fully masked rows -> 0, not uniform
     used = dropout(weights) if dropout is not None else weights
-    return used @ v, weights
+    return (used @ v.float()).to(v.dtype), weights
+
+
+def _plain(*modules: nn.Module) -> bool:
+    """True when every module is a plain ``nn.Linear`` (its ``weight`` a tensor that can be stacked)."""
+    return all(isinstance(m, nn.Linear) for m in modules)
+
+
+def _dense_weight(linear: nn.Module) -> Tensor:
+    """The ``[out, in]`` weight of a linear layer: ``nn.Linear.weight`` itself, or a plain copy for
+    the inference-only linears of :mod:`core.checkpoints.precision` (``weight()`` a method: int8
+    dequantized to float32, bf16 prepacked unpacked to bfloat16)."""
+    w = linear.weight
+    if not isinstance(w, Tensor):
+        w = w()
+    return w.dequantize() if w.is_quantized else w
 
 
 class MultiHeadAttention(nn.Module):
@@ -68,6 +88,19 @@ class MultiHeadAttention(nn.Module):
     ``[B, H, T, d_head]`` tensors, the mask as given (True = masked) or None, the weights
     ``[B, H, T_q, T_k]`` or None, and the head outputs ``[B, H, T_q, d_head]`` before W^O and
     before any ablation). Default None: nothing is kept.
+
+    Stacked projection weights: for one-position inputs (incremental decoding, one step at a
+    time) while no gradient is wanted (``torch.no_grad`` / ``torch.inference_mode``), the stacked
+    ``[3·D, D]`` matrix of :meth:`project_qkv` is built once and reused as long as ``w_q``, ``w_k``,
+    ``w_v`` hold the same tensors, unmodified (same storage, same version counter), instead of
+    being concatenated at every step; the values are the same, so outputs are bit-identical. It
+    costs one extra copy of those matrices per decoder self-attention. Longer inputs (the encoder,
+    teacher forcing) run once per sentence and concatenate as before; with gradients on (training)
+    every call concatenates, so gradients flow to the three. :meth:`clear_stacked` drops the copy.
+
+    Inference-only projections (``precision="int8"`` or ``"bf16"``, see
+    :mod:`core.checkpoints.precision`): when ``w_q``, ``w_k``, ``w_v`` are not ``nn.Linear`` (int8
+    dynamically quantized, or bf16 with prepacked weights) they are applied one by one.
     """
 
     ablated_heads: tuple[int, ...] = ()  # class default: modules loaded or pickled earlier have it too
@@ -89,23 +122,48 @@ class MultiHeadAttention(nn.Module):
     @property
     def W_Q(self) -> Tensor:  # noqa: N802 (the paper's name)
         """W^Q ``[d_model, h·d_head]`` as in the paper (input × output): head i's W_i^Q is
-        columns ``i·d_head … (i+1)·d_head``. A view of ``w_q.weight``, transposed."""
-        return self.w_q.weight.t()
+        columns ``i·d_head … (i+1)·d_head``. A view of ``w_q.weight``, transposed (int8 or packed
+        bf16 precision: a plain copy, dequantized or unpacked)."""
+        return _dense_weight(self.w_q).t()
 
     @property
     def W_K(self) -> Tensor:  # noqa: N802
         """W^K ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
-        return self.w_k.weight.t()
+        return _dense_weight(self.w_k).t()
 
     @property
     def W_V(self) -> Tensor:  # noqa: N802
         """W^V ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
-        return self.w_v.weight.t()
+        return _dense_weight(self.w_v).t()
 
     @property
     def W_O(self) -> Tensor:  # noqa: N802
         """W^O ``[h·d_head, d_model]`` (input × output): rows ``i·d_head …`` take head i's output."""
-        return self.w_o.weight.t()
+        return _dense_weight(self.w_o).t()
+
+    def _stacked(self, names: tuple[str, ...], keep: bool = False) -> tuple[Tensor, Tensor]:
+        """Weights ``[n·D, D]`` and biases ``[n·D]`` of the projections ``names`` (e.g. ``("w_q",
+        "w_k", "w_v")``) stacked in that order, for one GEMM. With ``keep`` the result is kept and
+        reused while no gradient is wanted and the parameters are the very tensors it was built from."""
+        params = [t for n in names for t in (getattr(self, n).weight, getattr(self, n).bias)]
+        if not keep or torch.is_grad_enabled():  # once, or training: a fresh cat (gradients reach each matrix)
+            return torch.cat(params[0::2]), torch.cat(params[1::2])
+        try:
+            key = [(t.data_ptr(), t._version, t.dtype, t.shape, t.device) for t in params]
+        except RuntimeError:  # inference-tensor parameters track no version: never reuse
+            return torch.cat(params[0::2]), torch.cat(params[1::2])
+        cache = self.__dict__.setdefault("_stacked_cache", {})
+        hit = cache.get(names)
+        if hit is None or hit[0] != key:
+            # the detached aliases keep the source storage alive, so an equal data_ptr can only
+            # be that same storage (never a freed address reused), and its version shows edits
+            hit = cache[names] = (key, [t.detach() for t in params], torch.cat(params[0::2]),
+                                  torch.cat(params[1::2]))
+        return hit[2], hit[3]
+
+    def clear_stacked(self) -> None:
+        """Drop the stacked projection matrices kept for inference (rebuilt when next needed)."""
+        self.__dict__.pop("_stacked_cache", None)
 
     def _split(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape  # [B, T, D] -> [B, H, T, d_head]
@@ -118,16 +176,18 @@ class MultiHeadAttention(nn.Module):
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys x W_i^K and values x W_i^V for every head i: ``x [B, T_k, D]`` →
         ``([B, H, T_k, d_head], [B, H, T_k, d_head])``, W^K and W^V stacked into one GEMM."""
-        w = torch.cat([self.w_k.weight, self.w_v.weight])
-        b = torch.cat([self.w_k.bias, self.w_v.bias])
+        if not _plain(self.w_k, self.w_v):  # inference-only linears (int8, packed bf16): one module each
+            return self._split(self.w_k(x)), self._split(self.w_v(x))
+        w, b = self._stacked(("w_k", "w_v"))
         k, v = F.linear(x, w, b).chunk(2, dim=-1)  # one GEMM for W^K and W^V
         return self._split(k), self._split(v)
 
     def project_qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention's x W^Q, x W^K, x W^V for ``x [B, T, D]``, the three matrices stacked into
         one GEMM: three ``[B, H, T, d_head]`` (head i = columns ``i·d_head …`` of each product)."""
-        w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
-        b = torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])
+        if not _plain(self.w_q, self.w_k, self.w_v):  # inference-only linears (int8, packed bf16): one each
+            return self._split(self.w_q(x)), self._split(self.w_k(x)), self._split(self.w_v(x))
+        w, b = self._stacked(("w_q", "w_k", "w_v"), keep=x.size(-2) == 1)  # kept for decoding steps
         q, k, v = F.linear(x, w, b).chunk(3, dim=-1)
         return self._split(q), self._split(k), self._split(v)
 

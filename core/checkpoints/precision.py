@@ -1,0 +1,166 @@
+"""Inference precision of a loaded model: ``fp32`` (as trained), ``bf16`` or ``int8``.
+
+- ``fp32``: the weights as stored, float32 arithmetic. The reference; nothing is converted.
+- ``bf16``: every weight and buffer cast to bfloat16, so activations are bfloat16 too (half the
+  memory traffic per decoding step). On a CPU whose oneDNN supports bfloat16, each ``nn.Linear``
+  becomes a :class:`PackedLinear` whose weight is reordered once for oneDNN (PyTorch's own
+  ``torch.ops.mkldnn`` linear, as ``torch.compile`` uses on CPU) instead of at every call; same
+  values as a plain bfloat16 ``F.linear``, several times faster for one-token decoding steps.
+  Attention itself (Q Kᵀ, softmax, weighted sum of V) runs in float32 on the bf16 projections
+  (:func:`core.transformer.attention.scaled_dot_product`), so the attention weights a caller
+  captures are float32 rows that sum to 1, exactly those the model multiplied V with.
+- ``int8``: dynamic quantization of every ``nn.Linear`` (``torch.ao.quantization.quantize_dynamic``:
+  int8 weights with one scale per output row, activations quantized per call; embeddings,
+  LayerNorms and attention stay float32). CPU only.
+
+Conversion is for inference only: a converted model is not trained or saved. It happens in place,
+once, from float32 (to change precision, load the checkpoint again). Entry points:
+``load_checkpoint(path, precision=...)``, :func:`core.checkpoints.checkpoint.to_precision` on a loaded
+:class:`~core.checkpoints.checkpoint.Checkpoint` (what the app can call), or
+:func:`convert_model` on a bare model. ``python -m core translate --precision bf16`` uses the first.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor, nn
+
+from core.defaults import DEFAULT_PRECISION, PRECISIONS
+
+
+def check_precision(name: str) -> str:
+    """Return ``name`` if it is one of :data:`PRECISIONS`.
+
+    Raises:
+        ValueError: any other value (the message lists the valid ones).
+    """
+    if name not in PRECISIONS:
+        raise ValueError(f"unknown precision {name!r}: use {', '.join(PRECISIONS)}")
+    return name
+
+
+def model_precision(model: nn.Module) -> str:
+    """The precision a model runs at: "int8" when it holds dynamically quantized linear layers,
+    "bf16" when its floating-point parameters are bfloat16, else "fp32"."""
+    if any(_is_quantized(m) for m in model.modules()):
+        return "int8"
+    if any(isinstance(m, PackedLinear) for m in model.modules()):
+        return "bf16"
+    p = next((t for t in model.parameters() if t.is_floating_point()), None)
+    return "bf16" if p is not None and p.dtype == torch.bfloat16 else "fp32"
+
+
+def _is_quantized(module: nn.Module) -> bool:
+    return type(module).__module__.startswith("torch.ao.nn.quantized")
+
+
+class PackedLinear(nn.Module):
+    """``y = x Wᵀ + b`` in bfloat16 with W reordered once into oneDNN's blocked layout (CPU).
+
+    A plain bfloat16 ``F.linear`` hands oneDNN the weight in PyTorch's layout and pays for the
+    reorder on every call, which dominates a decoding step of one token; this does it once. Input
+    ``[..., in_features]`` (any leading dims, cast to bfloat16), output ``[..., out_features]``
+    bfloat16. Inference only: no gradient, nothing saved; :meth:`weight` unpacks a plain copy.
+
+    Raises (at construction):
+        RuntimeError: this PyTorch/CPU has no oneDNN bfloat16 linear (see :func:`packed_bf16_available`).
+    """
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        w = linear.weight.detach().to(torch.bfloat16)
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(w, 1)  # layout chosen for 1-row inputs
+        self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
+
+    def weight(self) -> Tensor:
+        """The weight ``[out_features, in_features]`` bfloat16, unpacked (a copy)."""
+        return self.packed.to_dense()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x.to(torch.bfloat16), self.packed, self.bias, "none", [], "")
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, bf16 packed"
+
+
+def packed_bf16_available() -> bool:
+    """True when :class:`PackedLinear` works here: PyTorch built with oneDNN, its bfloat16 support
+    on this CPU, and a packed product equal to plain ``F.linear`` on a small check."""
+    try:
+        if not (torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()):
+            return False
+        lin = nn.Linear(16, 8).to(torch.bfloat16)
+        x = torch.randn(2, 3, 16, dtype=torch.bfloat16)
+        with torch.no_grad():
+            return torch.allclose(PackedLinear(lin)(x).float(), lin(x).float(), atol=1e-2, rtol=1e-2)
+    except (AttributeError, RuntimeError):  # no such op in this build, or oneDNN refused
+        return False
+
+
+def _pack_linears(model: nn.Module) -> None:
+    """Replace every ``nn.Linear`` of a bfloat16 model by a :class:`PackedLinear` (in place)."""
+    targets = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
+               if isinstance(child, nn.Linear)]
+    for parent, name, child in targets:
+        setattr(parent, name, PackedLinear(child))
+
+
+def _clear_stacked(model: nn.Module) -> None:
+    """Drop the stacked attention projections built for the old weights (they would hold memory)."""
+    for m in model.modules():
+        clear = getattr(m, "clear_stacked", None)
+        if callable(clear):
+            clear()
+
+
+def convert_model(model: nn.Module, precision: str) -> nn.Module:
+    """Convert a float32 model **in place** to ``precision`` for inference and return it (eval mode).
+
+    "fp32" leaves it as it is; "bf16" casts every floating-point parameter and buffer to bfloat16
+    and, on a CPU with oneDNN bfloat16 support, packs each ``nn.Linear`` (:class:`PackedLinear`;
+    a tied output projection gets its own packed copy); "int8" replaces each ``nn.Linear``
+    (attention W^Q, W^K, W^V, W^O, the FFN and the output projection) with a dynamically quantized
+    int8 one (per-output-row weight scales); a tied output projection gets its own int8 copy and
+    the embedding it was tied to stays float32. Converting a model already at ``precision`` does
+    nothing.
+
+    Raises:
+        ValueError: unknown precision; the model is not float32 (already converted to another
+            precision: load the checkpoint again); "int8" on a non-CPU device; "int8" where this
+            PyTorch has no quantized CPU engine or no ``torch.ao.quantization``.
+    """
+    check_precision(precision)
+    current = model_precision(model)
+    if current == precision:
+        return model.eval()
+    if current != "fp32":
+        raise ValueError(f"the model is already converted to {current}; load the checkpoint again to use {precision}")
+    model.eval()
+    _clear_stacked(model)
+    if precision == "bf16":
+        model.to(torch.bfloat16)
+        if {t.device.type for t in model.parameters()} == {"cpu"} and packed_bf16_available():
+            _pack_linears(model)
+        return model
+    # int8
+    devices = {t.device.type for t in model.parameters()}
+    if devices != {"cpu"}:
+        raise ValueError("int8 precision runs on the CPU only (use --device cpu, or bf16 on a GPU)")
+    engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
+    if not engines:
+        raise ValueError("int8 precision needs a quantized CPU engine (fbgemm/x86/onednn/qnnpack); this PyTorch has none")
+    try:
+        from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+    except ImportError as exc:  # a PyTorch without eager-mode quantization
+        raise ValueError(f"int8 precision needs torch.ao.quantization, missing in torch {torch.__version__} ({exc})") from None
+    with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao; it still works
+        warnings.filterwarnings("ignore", message=r".*(torch\.ao\.quantization|quantize_per_tensor).*deprecated")
+        quantize_dynamic(model, {nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
+    return model
+
+
+__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "PackedLinear", "check_precision", "convert_model", "model_precision",
+           "packed_bf16_available"]
