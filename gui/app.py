@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from core import __version__
+from core.defaults import DEFAULT_PRECISION, PRECISIONS
 from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
 from gui.system_deps import missing_message
 from gui.window.headless import PANELS
@@ -104,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--install-desktop", action="store_true",
                    help="add Attention Studio to the Linux application menu (launcher and icon in ~/.local/share)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
+    p.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
+                   help="run the model in fp32 (as trained), bf16 or int8 (CPU); the maps are what it computes")
     p.add_argument("--text", help="Korean sentence to translate at start")
     p.add_argument("--reference", help="English reference (teacher-forced view)")
     p.add_argument("--beam", type=int, default=1)
@@ -241,10 +244,10 @@ def main(argv: list[str] | None = None) -> int:
 
             toggle_present(win)
         win.translate_when_loaded = bool(args.text)
-        win.load_checkpoint(args.checkpoint, args.device)
+        win.load_checkpoint(args.checkpoint, args.device, args.precision)
         return app.exec()
     try:  # synchronous path: deterministic, no thread timing involved
-        ckpt = load_checkpoint(args.checkpoint, device=args.device)
+        ckpt = load_checkpoint(args.checkpoint, device=args.device, precision=args.precision)
         win.use_checkpoint(ckpt)
         check_layer_head(args.view, args.layer, args.head, ckpt.config)
         if args.text:

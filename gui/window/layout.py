@@ -15,6 +15,8 @@ from gui.widgets.topk_panel import TopKPanel
 from gui.window import lecture, models_menu
 from gui.window import view_menu as display
 
+PRECISION_LABELS = {"fp32": "fp32 (as trained)", "bf16": "bf16 (faster on CPUs with AVX512-BF16)",
+                    "int8": "int8 linear layers (CPU, fastest)"}
 HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
 MASKS_CAPTION = "The masks the model was given up to this step (grey = masked, True); click one to enlarge:"
@@ -182,4 +184,13 @@ def build_menus(win) -> None:
         act.setCheckable(True)
         act.setChecked(name == "viridis")
         group.addAction(act)
+    precision = view_menu.addMenu("Model precision")  # reloads the model; fp32 is the model as trained
+    group = QtGui.QActionGroup(win)
+    win.precision_actions = {}
+    for name, label in PRECISION_LABELS.items():
+        act = precision.addAction(label, lambda n=name: win.set_precision(n))
+        act.setCheckable(True)
+        act.setChecked(name == "fp32")
+        group.addAction(act)
+        win.precision_actions[name] = act
     display.install(win, view_menu)  # Ctrl+0, colour scale, cell values, Present (F11)

@@ -691,11 +691,11 @@ def run_from_command_line(app, win, lecture: Lecture, args) -> int:
     if args.deck is None:
         win.show()
         driver = open_lecture(win, lecture)  # noqa: F841 - lives as long as the event loop
-        win.load_checkpoint(args.checkpoint, args.device)
+        win.load_checkpoint(args.checkpoint, args.device, args.precision)
         return app.exec()
     t0 = time.perf_counter()
     try:
-        ckpt = load_checkpoint(args.checkpoint, device=args.device)
+        ckpt = load_checkpoint(args.checkpoint, device=args.device, precision=args.precision)
         win.use_checkpoint(ckpt)
         win.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)  # shown (its tabs work), never on screen
         win.show()

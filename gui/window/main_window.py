@@ -34,7 +34,7 @@ class MainWindow(QtWidgets.QMainWindow):
     (result, step, view kind, layer/head) lives in the Qt-free :class:`ViewModel` ``vm``;
     :class:`LiveController` routes the step controls and experiment panels to the worker."""
 
-    request_load = QtCore.Signal(str, str)
+    request_load = QtCore.Signal(str, str, str)  # path, device, precision
     request_translate = QtCore.Signal(int, object)
 
     def __init__(self, font_family: str = "", font_size: int = 11) -> None:
@@ -46,6 +46,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cmap = pg.colormap.get("viridis")
         self.vm = ViewModel()
         self.checkpoint_path: str | None = None
+        self.precision = "fp32"  # View → Precision (core/checkpoints/precision.py)
         self.model_info = "no model"
         self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
@@ -99,11 +100,22 @@ class MainWindow(QtWidgets.QMainWindow):
         self.thread.start()
 
     # ---------- model and translation ----------
-    def load_checkpoint(self, path: str, device: str = "auto") -> None:
-        self.status.showMessage(f"loading {Path(path).name} …")
+    def load_checkpoint(self, path: str, device: str = "auto", precision: str | None = None) -> None:
+        """Load ``path`` in the worker thread on ``device`` at ``precision`` (default: the one
+        chosen in View → Precision, "fp32" unless changed)."""
+        self.precision = precision or self.precision
+        self.status.showMessage(f"loading {Path(path).name} ({self.precision}) …")
         self.load_bar.setValue(0)
         self.load_bar.setVisible(True)
-        self.request_load.emit(str(path), device)
+        self.request_load.emit(str(path), device, self.precision)
+
+    def set_precision(self, precision: str) -> None:
+        """View → Precision: load the current model again at ``precision``; if that fails the
+        model loaded before stays."""
+        if self.checkpoint_path:
+            self.load_checkpoint(self.checkpoint_path, self.worker.checkpoint.device.type, precision)
+        else:
+            self.precision = precision
 
     def open_checkpoint_dialog(self) -> None:
         path = QtWidgets.QFileDialog.getExistingDirectory(self, "Open checkpoint directory")
@@ -131,6 +143,11 @@ class MainWindow(QtWidgets.QMainWindow):
         c = ckpt.config
         self.model_info = (f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
                            f"d_model {c.d_model} on {ckpt.device.type.upper()}")
+        self.precision = ckpt.precision
+        if ckpt.precision != "fp32":
+            self.model_info += f", {ckpt.precision} (maps are what this precision computed)"
+        for name, action in getattr(self, "precision_actions", {}).items():
+            action.setChecked(name == ckpt.precision)
         self.inputs.device.blockSignals(True)
         self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)

@@ -80,13 +80,15 @@ class ModelWorker(QtCore.QObject):
         """Thread-safe: drop all work, running and waiting (translations and loads), for good."""
         self.jobs.shutdown()
 
-    @QtCore.Slot(str, str)
-    def load(self, path: str, device: str) -> None:
+    @QtCore.Slot(str, str, str)
+    def load(self, path: str, device: str, precision: str = "fp32") -> None:
+        """Load ``path`` on ``device`` at ``precision`` ("fp32", "bf16", "int8": see
+        :mod:`core.checkpoints.precision`); the previous model stays active if it fails."""
         if self.jobs.closed:
             return
         self.busy.emit(True)
         try:
-            ckpt = load_checkpoint(path, device=device, progress=self.load_progress.emit)
+            ckpt = load_checkpoint(path, device=device, progress=self.load_progress.emit, precision=precision)
         except (StudioError, ValueError, OSError) as exc:
             self.load_failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - never let a bad file kill the app
