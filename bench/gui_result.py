@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                 app.processEvents()
                 time.sleep(0.002)
     first, rest = times[0], times[1:]
+    if os.environ.get("BENCH_VERBOSE"):
+        print("per result (ms):", [round(t) for t in times])
     print(f"GUI-thread work per result, {os.path.basename(args.checkpoint.rstrip('/'))}, 1600x950 offscreen: "
           f"median {statistics.median(rest):.1f} ms, max {max(rest):.1f} ms over {len(rest)} results "
           f"(first result, which builds the grid: {first:.1f} ms)")

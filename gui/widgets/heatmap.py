@@ -19,7 +19,7 @@ from gui.widgets.pg_config import configure
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
-VALUE_MIN_PT = 8  # cell values shrink to fit their cells, down to this size
+VALUE_MIN_PT = 8  # with shrink_values, cell values shrink to fit their cells down to this size
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 
 
@@ -132,6 +132,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.scale = "fixed"
         self.levels: tuple[float, float] = (0.0, 1.0)
         self.show_values = True
+        self.shrink_values = False  # Present mode: values shrink to fit small cells (costs paint time per map)
         self.mask_mode = False
         self.value_items: list[pg.TextItem] = []
         self.font = QtGui.QFont()
@@ -270,11 +271,11 @@ class Heatmap(pg.GraphicsLayoutWidget):
             item.show()
 
     def _value_font(self, cell_w: float, cell_h: float) -> QtGui.QFont | None:
-        """The map's font, or the largest smaller one (down to VALUE_MIN_PT) at which "0.00" fits
+        """The map's font, or (``shrink_values``) the largest smaller one down to VALUE_MIN_PT, at which "0.00" fits
         a cell ``cell_w`` × ``cell_h`` pixels; None when not even that fits (no values then:
         never a value wider than its cell)."""
         font = QtGui.QFont(self.font)
-        for pt in range(self.font.pointSize(), VALUE_MIN_PT - 1, -1):
+        for pt in range(self.font.pointSize(), (VALUE_MIN_PT if self.shrink_values else self.font.pointSize()) - 1, -1):
             font.setPointSize(pt)
             fm = QtGui.QFontMetricsF(font)
             if cell_w >= fm.horizontalAdvance("0.00") + 4 and cell_h >= fm.height():

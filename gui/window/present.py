@@ -31,6 +31,7 @@ class PresentWindow(QtWidgets.QWidget):
         self.setWindowTitle("Attention Studio — presentation")
         layout = QtWidgets.QVBoxLayout(self)
         self.heatmap = Heatmap(win.cmap)
+        self.heatmap.shrink_values = True  # values in small cells at 720p: a smaller font rather than none
         self.caption = QtWidgets.QLabel("")
         self.caption.setWordWrap(True)
         self.help = QtWidgets.QLabel(HELP)
