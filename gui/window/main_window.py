@@ -162,12 +162,18 @@ class MainWindow(QtWidgets.QMainWindow):
         """The newest job of the "translate" queue (translations and live commands)."""
         return self.worker.jobs.latest(TRANSLATE)
 
-    def prepare_grids(self, config) -> None:
-        """Lay out every view's grid for a model of ``config``'s shape ahead of its first result
-        (building a 6 × 8 grid takes hundreds of ms; filling it, a few)."""
-        for kind in KINDS:
-            n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
-            self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads))
+    def prepare_grids(self, config, kinds: tuple = KINDS) -> None:
+        """Lay out the grid of each view in ``kinds`` for a model of ``config``'s shape ahead of
+        its first result (building a 6 × 8 grid takes hundreds of ms; filling it, a few): one
+        layout per event-loop turn, and none while a translation is being computed (the GUI
+        thread stays free for it; a result lays out what it needs itself)."""
+        if not kinds or self.live.pending is not None or self.worker.checkpoint is None \
+                or self.worker.checkpoint.config is not config:
+            return
+        kind = kinds[0]
+        n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+        self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads))
+        QtCore.QTimer.singleShot(0, self, lambda: self.prepare_grids(config, kinds[1:]))
 
     def _on_cancelled(self, request_id: int) -> None:
         note = self.live.request_dropped(request_id, cancelled=True)  # settings back to the result on screen

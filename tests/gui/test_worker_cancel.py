@@ -115,7 +115,7 @@ def test_closing_drops_waiting_requests_and_stops_the_running_one(qtbot, app):
     qtbot.waitUntil(lambda: fake.calls == ["block: a long search"], timeout=5000)
     for rid in (running + 1, running + 2):  # requests queued behind it (as the headless path queues them)
         win.request_translate.emit(rid, TranslateRequest(SENTENCES[0]))
-    win.request_load.emit(path, "cpu")  # a queued load is dropped too (the gate stays shut)
+    win.request_load.emit(path, "cpu", "fp32")  # a queued load is dropped too (the gate stays shut)
     win.close()
     assert win.thread.isFinished()
     assert fake.calls == ["block: a long search"] and fake.stopped == ["block: a long search"]
