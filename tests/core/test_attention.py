@@ -53,6 +53,19 @@ def copy_into_torch(ours: Transformer, ref: nn.Transformer) -> None:
             common(d, s, ("norm1", "norm2", "norm3"))
 
 
+def reference_logits(ours, ref, src, tgt):
+    """Logits ``[B, T, V]`` of ``ref`` (a torch.nn.Transformer holding our weights) on our embeddings
+    and positions, with the same causal and key padding masks (True = masked): the independent
+    computation our model must equal."""
+    d = ours.config.d_model
+    src_kpm, tgt_kpm = key_padding_mask(src, 0), key_padding_mask(tgt, 0)
+    x_src = ours.src_pos(ours.src_embed(src) * math.sqrt(d))
+    x_tgt = ours.tgt_pos(ours.tgt_embed(tgt) * math.sqrt(d))
+    h = ref(x_src, x_tgt, tgt_mask=causal_mask(tgt.size(1)), src_key_padding_mask=src_kpm,
+            tgt_key_padding_mask=tgt_kpm, memory_key_padding_mask=src_kpm)
+    return ours.generator(h)
+
+
 def test_decoder_output_matches_torch_nn_transformer_on_padded_batch():
     cfg = tiny_config()
     torch.manual_seed(0)
@@ -63,12 +76,7 @@ def test_decoder_output_matches_torch_nn_transformer_on_padded_batch():
     ref.decoder.norm = None
     copy_into_torch(ours, ref)
     src, tgt = padded_batch(cfg)
-    src_kpm, tgt_kpm = key_padding_mask(src, 0), key_padding_mask(tgt, 0)
-    x_src = ours.src_pos(ours.src_embed(src) * math.sqrt(cfg.d_model))
-    x_tgt = ours.tgt_pos(ours.tgt_embed(tgt) * math.sqrt(cfg.d_model))
-    h = ref(x_src, x_tgt, tgt_mask=causal_mask(tgt.size(1)), src_key_padding_mask=src_kpm,
-            tgt_key_padding_mask=tgt_kpm, memory_key_padding_mask=src_kpm)
-    expected = ours.generator(h)
+    expected = reference_logits(ours, ref, src, tgt)
     got = ours(src, tgt)
     assert got.shape == (2, 5, cfg.tgt_vocab_size)
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=0)

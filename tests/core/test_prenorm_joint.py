@@ -4,17 +4,14 @@ torch.nn.Transformer(norm_first=True), cached decoding == full pass, and the tra
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 from torch import nn
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.training.train import TrainOptions, train
-from core.transformer.masks import causal_mask, key_padding_mask
 from core.transformer.model import Transformer
-from tests.core.test_attention import copy_into_torch, padded_batch
+from tests.core.test_attention import copy_into_torch, padded_batch, reference_logits
 from tests.support import FIXTURES, tiny_config
 
 
@@ -29,12 +26,7 @@ def test_pre_ln_matches_torch_nn_transformer_norm_first():
         ref.encoder.norm.load_state_dict(ours.encoder_norm.state_dict())
         ref.decoder.norm.load_state_dict(ours.decoder_norm.state_dict())
     src, tgt = padded_batch(cfg)
-    src_kpm, tgt_kpm = key_padding_mask(src, 0), key_padding_mask(tgt, 0)
-    x_src = ours.src_pos(ours.src_embed(src) * math.sqrt(cfg.d_model))
-    x_tgt = ours.tgt_pos(ours.tgt_embed(tgt) * math.sqrt(cfg.d_model))
-    h = ref(x_src, x_tgt, tgt_mask=causal_mask(tgt.size(1)), src_key_padding_mask=src_kpm,
-            tgt_key_padding_mask=tgt_kpm, memory_key_padding_mask=src_kpm)
-    torch.testing.assert_close(ours(src, tgt), ours.generator(h), atol=1e-5, rtol=0)
+    torch.testing.assert_close(ours(src, tgt), reference_logits(ours, ref, src, tgt), atol=1e-5, rtol=0)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
