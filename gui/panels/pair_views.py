@@ -26,8 +26,7 @@ def clear_map(m: Heatmap, text: str) -> None:
     m.matrix, m.mask = np.zeros((0, 0)), None
     m.row_tokens, m.col_tokens = [], []
     m.matrix_image.set(np.zeros((0, 0)), None)
-    for item in m.value_items:
-        item.hide()
+    m.values.clear()
     m.plot.setTitle("")
     m.set_empty(text)
 
@@ -55,14 +54,10 @@ class DiffHeatmap(Heatmap):
         self.colorbar.axis.setLabel(f"B − A, centred at 0 (± {m:.3g})", **self._css(-1))
         self._draw_values()
 
-    def _draw_values(self) -> None:
+    def _dark_text(self, matrix: np.ndarray) -> np.ndarray:
         """As :class:`Heatmap`, but the text is dark on the pale middle of the diverging map."""
-        super()._draw_values()
         m = max(abs(self.levels[0]), abs(self.levels[1]), 1e-12)
-        rows, cols = self.matrix.shape
-        for idx, item in enumerate(self.value_items[: rows * cols]):
-            r, c = divmod(idx, cols)
-            item.setColor("#111111" if abs(float(self.matrix[r, c])) < 0.6 * m else "#f5f5f5")
+        return np.abs(matrix) < 0.6 * m
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:  # always diverging
         super().set_colormap(DIVERGING)

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.state.view_data import quote
+from gui.widgets.cell_values import CellValues
 from gui.widgets.labels import token_axes, wrap_title
 from gui.widgets.map_style import HATCH, LEGEND, hatch_size
 from gui.widgets.pg_config import configure
@@ -134,12 +135,13 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.show_values = True
         self.shrink_values = False  # Present mode: values shrink to fit small cells (costs paint time per map)
         self.mask_mode = False
-        self.value_items: list[pg.TextItem] = []
         self.font = QtGui.QFont()
         self.drawn_args: tuple | None = None  # set_matrix's arguments of the map shown
         self.mask_args: tuple | None = None  # set_mask_matrix's arguments, in mask mode
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
+        self.values = CellValues()  # every cell's printed value, one item
+        self.view.addItem(self.values)
         self.scene().sigMouseMoved.connect(self._on_mouse)
         self.scene().sigMouseClicked.connect(self._on_click)
         self.view.sigResized.connect(self._wrap_title)
@@ -174,8 +176,6 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("0.0000") + 12))
         self.colorbar.axis.label.setFont(font)
         self.placeholder.setFont(font)
-        for item in self.value_items:
-            item.setFont(font)
         self._redraw()
 
     def set_scale(self, scale: str) -> None:
@@ -246,29 +246,24 @@ class Heatmap(pg.GraphicsLayoutWidget):
         """Print each cell's value in small maps (≤ VALUES_UP_TO per side); masked cells say "–"."""
         rows, cols = self.matrix.shape
         small = 0 < rows <= VALUES_UP_TO and 0 < cols <= VALUES_UP_TO
-        font = self._value_font(self.view.width() / max(cols, 1), self.view.height() / max(rows, 1))
-        n = rows * cols if self.show_values and not self.mask_mode and small and font is not None else 0
-        while len(self.value_items) < n:
-            item = pg.TextItem("", anchor=(0.5, 0.5))
-            item.setFont(font)
-            self.view.addItem(item)
-            self.value_items.append(item)
-        for item in self.value_items[:n]:
-            if item.textItem.font() != font:
-                item.setFont(font)
+        font = None
+        if self.show_values and not self.mask_mode and small:
+            font = self._value_font(self.view.width() / max(cols, 1), self.view.height() / max(rows, 1))
+        if font is None:
+            self.values.clear()
+            return
+        matrix = np.asarray(self.matrix, dtype=np.float64)
+        masked = np.zeros(matrix.shape, dtype=bool) if self.mask is None else np.asarray(self.mask, dtype=bool)
+        texts = ["–" if m or not np.isfinite(v) else cell_text(v)  # never "nan" on screen
+                 for v, m in zip(matrix.ravel().tolist(), masked.ravel().tolist())]
+        self.values.set_cells(texts, self._dark_text(matrix) | masked, font)
+
+    def _dark_text(self, matrix: np.ndarray) -> np.ndarray:
+        """``[rows, cols]`` bool: cells whose value is printed dark (on a bright colour)."""
         lo, hi = self.levels
-        for idx, item in enumerate(self.value_items):
-            if idx >= n:
-                item.hide()
-                continue
-            r, c = divmod(idx, cols)
-            masked = self.mask is not None and bool(self.mask[r, c])
-            v = float(self.matrix[r, c])
-            item.setText("–" if masked else cell_text(v))
-            bright = (v - lo) / (hi - lo) > 0.6 if hi > lo else False
-            item.setColor("#111111" if bright or masked else "#f5f5f5")
-            item.setPos(c + 0.5, r + 0.5)
-            item.show()
+        if hi <= lo:
+            return np.zeros(matrix.shape, dtype=bool)
+        return (matrix - lo) / (hi - lo) > 0.6
 
     def _value_font(self, cell_w: float, cell_h: float) -> QtGui.QFont | None:
         """The map's font, or (``shrink_values``) the largest smaller one down to VALUE_MIN_PT, at which "0.00" fits

@@ -6,6 +6,8 @@ row-major images) hold without ``gui.app.main``."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyqtgraph as pg
 import pytest
@@ -224,6 +226,53 @@ def test_difference_colour_bar_ticks_are_the_values(qtbot):
         QtWidgets.QApplication.processEvents()
         v = numbers(painted_ticks(d.colorbar.axis))
         assert v.size >= 2 and np.abs(v).max() <= m + 1e-12 and np.abs(v).max() >= m / 4
+
+
+def cell_pixels(h: Heatmap, image: QtGui.QImage, r: int, c: int) -> np.ndarray:
+    """``[n, 3]`` RGB of the pixels inside cell (r, c) of ``h``'s map in a grab of the widget."""
+    top_left = h.view.mapViewToScene(pg.Point(c, r))
+    bottom_right = h.view.mapViewToScene(pg.Point(c + 1, r + 1))
+    ratio = image.devicePixelRatio()
+    x0, y0 = int(top_left.x() * ratio) + 2, int(top_left.y() * ratio) + 2
+    x1, y1 = int(bottom_right.x() * ratio) - 2, int(bottom_right.y() * ratio) - 2
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGB888)
+    rows = [np.frombuffer(image.constScanLine(y), dtype=np.uint8, count=image.width() * 3).reshape(-1, 3)[x0:x1]
+            for y in range(y0, y1)]
+    return np.concatenate(rows)
+
+
+def test_cell_values_are_drawn_in_their_own_cells(qtbot):
+    """Each value is printed inside its own cell (not transposed): dark text on the bright cells,
+    light text on the dark ones, masked cells "–"; one graphics item holds them all."""
+    h = Heatmap(pg.colormap.get("viridis"))
+    qtbot.addWidget(h)
+    h.set_font(QtGui.QFont())
+    shown(qtbot, h)
+    h.resize(700, 500)
+    m = np.array([[0.95, 0.02, 0.03], [0.01, 0.02, 0.97]])
+    mask = np.array([[False, False, True], [False, False, False]])
+    h.set_matrix(m, mask, list("ab"), list("cde"))
+    QtWidgets.QApplication.processEvents()
+    assert h.values.shown() == [".95", ".02", "–", ".01", ".02", ".97"]
+    assert h.values.dark.tolist() == [[True, False, True], [False, False, True]]
+    image = h.grab().toImage()
+    if os.environ.get("SAVE_CELL_VALUES"):
+        image.save(os.environ["SAVE_CELL_VALUES"])
+    for r in range(2):
+        for c in range(3):
+            px = cell_pixels(h, image, r, c).astype(int)
+            near_dark = (np.abs(px - 0x11).max(axis=1) < 40).sum()
+            near_light = (np.abs(px - 0xF5).max(axis=1) < 30).sum()
+            if mask[r, c]:  # a short dash on the grey hatch
+                assert near_dark > 0, (r, c, near_dark)
+            elif h.values.dark[r, c]:
+                assert near_dark > 10, (r, c, near_dark)
+            elif not mask[r, c]:
+                assert near_light > 3, (r, c, near_light)
+    h.set_show_values(False)
+    assert h.values.shown() == []
+    empty = h.grab().toImage()
+    assert (np.abs(cell_pixels(h, empty, 0, 1).astype(int) - 0xF5).max(axis=1) < 30).sum() == 0
 
 
 def test_inside_strip_ticks_are_the_tokens_for_small_values(qtbot):

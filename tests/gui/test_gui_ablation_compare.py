@@ -128,7 +128,7 @@ def test_compare_two_checkpoints_difference_is_b_minus_a(qtbot, window, tiny_che
     c.text_b.setText(OTHER)
     compare(qtbot, window)
     assert c.comparison.diff is None and c.maps.diff.matrix.size == 0
-    assert c.maps.diff.image.image is None and not any(i.isVisible() for i in c.maps.diff.value_items)
+    assert c.maps.diff.image.image is None and c.maps.diff.values.shown() == []
 
 
 def test_compare_two_inputs_of_different_shape_draws_no_difference(qtbot, window, tiny_checkpoint):

@@ -14,7 +14,7 @@ from tests.support.gui import do, open_window, type_and_translate
 
 
 def visible_values(heatmap) -> list[str]:
-    return [t.textItem.toPlainText() for t in heatmap.value_items if t.isVisible()]
+    return heatmap.values.shown()
 
 
 def test_values_need_room(qtbot, tiny_checkpoint):
@@ -30,10 +30,9 @@ def test_values_need_room(qtbot, tiny_checkpoint):
     cell = hm.view.width() / cols
     shown = visible_values(hm)
     if cell < QtGui.QFontMetricsF(hm.font).horizontalAdvance("0.00") + 4:  # too narrow at the map's font
-        fonts = {t.textItem.font().pointSize() for t in hm.value_items if t.isVisible()}
-        assert shown == [] or max(fonts) < hm.font.pointSize()  # a smaller font, or no values
-    for t in (t for t in hm.value_items if t.isVisible()):  # never wider than its cell
-        assert QtGui.QFontMetricsF(t.textItem.font()).horizontalAdvance("0.00") + 4 <= cell
+        assert shown == [] or hm.values.font.pointSize() < hm.font.pointSize()  # a smaller font, or no values
+    if shown:  # never wider than its cell
+        assert QtGui.QFontMetricsF(hm.values.font).horizontalAdvance("0.00") + 4 <= cell
     hm.resize(220, hm.height())  # so narrow that not even 8 pt fits: no values at all
     qtbot.waitUntil(lambda: hm.view.width() / cols < QtGui.QFontMetricsF(QtGui.QFont(hm.font.family(), 8))
                     .horizontalAdvance("0.00") + 4, timeout=5000)
