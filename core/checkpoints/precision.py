@@ -1,14 +1,20 @@
 """Inference precision of a loaded model: ``fp32`` (as trained), ``bf16`` or ``int8``.
 
 - ``fp32``: the weights as stored, float32 arithmetic. The reference; nothing is converted.
-- ``bf16``: every weight and buffer cast to bfloat16, so activations are bfloat16 too (half the
-  memory traffic per decoding step). On a CPU whose oneDNN supports bfloat16, each ``nn.Linear``
-  becomes a :class:`PackedLinear` whose weight is reordered once for oneDNN (PyTorch's own
-  ``torch.ops.mkldnn`` linear, as ``torch.compile`` uses on CPU) instead of at every call; same
-  values as a plain bfloat16 ``F.linear``, several times faster for one-token decoding steps.
-  Attention itself (Q Kᵀ, softmax, weighted sum of V) runs in float32 on the bf16 projections
-  (:func:`core.transformer.attention.scaled_dot_product`), so the attention weights a caller
-  captures are float32 rows that sum to 1, exactly those the model multiplied V with.
+- ``bf16``: every ``nn.Linear`` (attention W^Q, W^K, W^V, W^O, the FFN, the output projection)
+  keeps its weight in bfloat16 (half the memory traffic per decoding step, which is what a
+  one-token step pays for) and multiplies in bfloat16; its result comes back as float32. Everything
+  between the products stays float32: embeddings, the residual stream, LayerNorm, the logits'
+  softmax, and attention itself (Q Kᵀ, softmax, weighted sum of V, in
+  :func:`core.transformer.attention.scaled_dot_product`), so the attention weights a caller
+  captures are float32 rows that sum to 1, exactly those the model multiplied V with. Rounding
+  happens only at each product's inputs and output, never accumulates along the residual stream:
+  on the shipped model this keeps more outputs identical to fp32 than casting the whole model did
+  (``python -m bench.precision``). On a CPU whose oneDNN supports bfloat16 the weight is
+  reordered once for oneDNN (:class:`PackedLinear`, PyTorch's own ``torch.ops.mkldnn`` linear as
+  ``torch.compile`` uses on CPU) instead of at every call: same values as a plain bfloat16
+  ``F.linear``, several times faster for one-token steps; elsewhere (a GPU) :class:`BF16Linear`
+  uses ``F.linear``.
 - ``int8``: dynamic quantization of every ``nn.Linear`` (``torch.ao.quantization.quantize_dynamic``:
   int8 weights with one scale per output row, activations quantized per call; embeddings,
   LayerNorms and attention stay float32). CPU only.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import warnings
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.defaults import DEFAULT_PRECISION, PRECISIONS
@@ -46,7 +53,7 @@ def model_precision(model: nn.Module) -> str:
     "bf16" when its floating-point parameters are bfloat16, else "fp32"."""
     if any(_is_quantized(m) for m in model.modules()):
         return "int8"
-    if any(isinstance(m, PackedLinear) for m in model.modules()):
+    if any(isinstance(m, BF16Linear) for m in model.modules()):
         return "bf16"
     p = next((t for t in model.parameters() if t.is_floating_point()), None)
     return "bf16" if p is not None and p.dtype == torch.bfloat16 else "fp32"
@@ -56,34 +63,59 @@ def _is_quantized(module: nn.Module) -> bool:
     return type(module).__module__.startswith("torch.ao.nn.quantized")
 
 
-class PackedLinear(nn.Module):
-    """``y = x Wᵀ + b`` in bfloat16 with W reordered once into oneDNN's blocked layout (CPU).
+class BF16Linear(nn.Module):
+    """``y = x Wᵀ + b`` with W and b stored in bfloat16: x is rounded to bfloat16, the product is
+    accumulated by the kernel and y returned in x's dtype (float32 in a bf16 model, see the module
+    doc). Input ``[..., in_features]``, output ``[..., out_features]``. Inference only: no
+    gradient, nothing saved; :meth:`weight` gives a plain bfloat16 copy ``[out_features, in_features]``.
+    Works on any device (plain ``F.linear``); see :class:`PackedLinear` for the CPU fast path."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.register_buffer("dense", self._prepare(linear.weight.detach().to(torch.bfloat16)), persistent=False)
+        bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
+        self.register_buffer("bias", bias, persistent=False)
+
+    def _prepare(self, w: Tensor) -> Tensor | None:
+        return w
+
+    def weight(self) -> Tensor:
+        """The weight ``[out_features, in_features]`` bfloat16 (a copy)."""
+        return self.dense.clone()
+
+    def _product(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.dense, self.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self._product(x.to(torch.bfloat16)).to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, bf16"
+
+
+class PackedLinear(BF16Linear):
+    """:class:`BF16Linear` with W reordered once into oneDNN's blocked layout (CPU).
 
     A plain bfloat16 ``F.linear`` hands oneDNN the weight in PyTorch's layout and pays for the
-    reorder on every call, which dominates a decoding step of one token; this does it once. Input
-    ``[..., in_features]`` (any leading dims, cast to bfloat16), output ``[..., out_features]``
-    bfloat16. Inference only: no gradient, nothing saved; :meth:`weight` unpacks a plain copy.
+    reorder on every call, which dominates a decoding step of one token; this does it once.
 
     Raises (at construction):
         RuntimeError: this PyTorch/CPU has no oneDNN bfloat16 linear (see :func:`packed_bf16_available`).
     """
 
-    def __init__(self, linear: nn.Linear) -> None:
-        super().__init__()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
-        w = linear.weight.detach().to(torch.bfloat16)
+    def _prepare(self, w: Tensor) -> Tensor | None:
         self.packed = torch.ops.mkldnn._reorder_linear_weight(w, 1)  # layout chosen for 1-row inputs
-        self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
+        return None
 
     def weight(self) -> Tensor:
-        """The weight ``[out_features, in_features]`` bfloat16, unpacked (a copy)."""
         return self.packed.to_dense()
 
-    def forward(self, x: Tensor) -> Tensor:
-        return torch.ops.mkldnn._linear_pointwise(x.to(torch.bfloat16), self.packed, self.bias, "none", [], "")
+    def _product(self, x: Tensor) -> Tensor:
+        return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, bf16 packed"
+        return super().extra_repr() + " packed"
 
 
 def packed_bf16_available() -> bool:
@@ -100,12 +132,14 @@ def packed_bf16_available() -> bool:
         return False
 
 
-def _pack_linears(model: nn.Module) -> None:
-    """Replace every ``nn.Linear`` of a bfloat16 model by a :class:`PackedLinear` (in place)."""
+def _bf16_linears(model: nn.Module, packed: bool) -> None:
+    """Replace every ``nn.Linear`` of ``model`` by a :class:`PackedLinear` (``packed``) or a
+    :class:`BF16Linear` (in place)."""
+    kind = PackedLinear if packed else BF16Linear
     targets = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
                if isinstance(child, nn.Linear)]
     for parent, name, child in targets:
-        setattr(parent, name, PackedLinear(child))
+        setattr(parent, name, kind(child))
 
 
 def _clear_stacked(model: nn.Module) -> None:
@@ -119,9 +153,9 @@ def _clear_stacked(model: nn.Module) -> None:
 def convert_model(model: nn.Module, precision: str) -> nn.Module:
     """Convert a float32 model **in place** to ``precision`` for inference and return it (eval mode).
 
-    "fp32" leaves it as it is; "bf16" casts every floating-point parameter and buffer to bfloat16
-    and, on a CPU with oneDNN bfloat16 support, packs each ``nn.Linear`` (:class:`PackedLinear`;
-    a tied output projection gets its own packed copy); "int8" replaces each ``nn.Linear``
+    "fp32" leaves it as it is; "bf16" replaces each ``nn.Linear`` by a bfloat16 one returning
+    float32 (:class:`PackedLinear` on a CPU with oneDNN bfloat16 support, else :class:`BF16Linear`;
+    a tied output projection gets its own bfloat16 copy, the embedding stays float32); "int8" replaces each ``nn.Linear``
     (attention W^Q, W^K, W^V, W^O, the FFN and the output projection) with a dynamically quantized
     int8 one (per-output-row weight scales); a tied output projection gets its own int8 copy and
     the embedding it was tied to stays float32. Converting a model already at ``precision`` does
@@ -141,9 +175,8 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
     model.eval()
     _clear_stacked(model)
     if precision == "bf16":
-        model.to(torch.bfloat16)
-        if {t.device.type for t in model.parameters()} == {"cpu"} and packed_bf16_available():
-            _pack_linears(model)
+        on_cpu = {t.device.type for t in model.parameters()} == {"cpu"}
+        _bf16_linears(model, packed=on_cpu and packed_bf16_available())
         return model
     # int8
     devices = {t.device.type for t in model.parameters()}
@@ -162,5 +195,5 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
     return model
 
 
-__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "PackedLinear", "check_precision", "convert_model", "model_precision",
+__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "BF16Linear", "PackedLinear", "check_precision", "convert_model", "model_precision",
            "packed_bf16_available"]

@@ -18,6 +18,7 @@ from core.__main__ import main as cli
 from core.checkpoints.checkpoint import load_checkpoint, to_precision
 from core.checkpoints.precision import (
     PRECISIONS,
+    BF16Linear,
     PackedLinear,
     convert_model,
     model_precision,
@@ -211,3 +212,26 @@ def test_cli_rejects_unknown_precision(tiny_checkpoint, capsys):
     with pytest.raises(SystemExit):
         cli(["translate", SENTENCES[1], "--checkpoint", str(tiny_checkpoint), "--precision", "fp16"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_bf16_rounds_only_the_products_and_keeps_the_stream_float32(checkpoints):
+    """bf16: every linear layer holds a bfloat16 weight and returns float32; embeddings, LayerNorms and
+    the residual stream (the encoder's memory, the logits) stay float32, as the fp32 model's."""
+    ck, ref = checkpoints["bf16"], checkpoints["fp32"]
+    linears = [m for m in ck.model.modules() if isinstance(m, BF16Linear)]
+    assert linears and not any(isinstance(m, nn.Linear) for m in ck.model.modules())
+    assert all(p.dtype == torch.float32 for p in ck.model.parameters())  # embeddings, LayerNorms
+    lin = linears[0]
+    x = torch.randn(2, 3, lin.in_features)
+    with torch.inference_mode():
+        y = lin(x)
+        expected = torch.nn.functional.linear(x.bfloat16(), lin.weight(), lin.bias).float()
+    assert y.dtype == torch.float32
+    torch.testing.assert_close(y, expected, atol=1e-2, rtol=1e-2)
+    s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, SENTENCES[3])
+    s.run()
+    assert s.steps[0].logits.dtype == torch.float32 and bool(s.steps[0].logits.isfinite().all())
+    r = DecodeSession(ref.model, ref.src_tokenizer, ref.tgt_tokenizer, SENTENCES[3])
+    r.run()
+    assert s.output_ids == r.output_ids
+    assert (s.steps[0].logits - r.steps[0].logits).abs().max() < 0.1  # rounded products, not another model
