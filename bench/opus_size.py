@@ -72,8 +72,54 @@ def build_hf(folder: Path) -> None:
         model.final_logits_bias[0, 0] = -1e4  # never EOS: both engines decode the full length
     model.save_pretrained(folder)
 
-def bench_opus_size(repeats: int = 3) -> dict:
-    """``opus_*`` metrics (see NOTES in bench/run.py); {} with a printed reason when skipped."""
+def _hf_generate(folder: Path, src_ids: list[int], n: int):
+    """A function running Hugging Face ``generate`` on the Marian model in ``folder`` the way
+    bertviz and inseq collect attention (``output_attentions=True``, eager attention, greedy,
+    ``n`` new tokens: EOS is suppressed by the model's logits bias), and its output ids."""
+    from transformers import MarianMTModel
+
+    model = MarianMTModel.from_pretrained(folder).eval()
+    model.set_attn_implementation("eager")  # output_attentions needs the eager path
+    inputs = torch.tensor([src_ids])
+
+    def run():
+        with torch.inference_mode():
+            return model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=n, min_new_tokens=n,
+                                  num_beams=1, do_sample=False, output_attentions=True, return_dict_in_generate=True)
+
+    out = run()
+    assert out.cross_attentions is not None and len(out.cross_attentions) == n  # every step's weights returned
+    return run, out.sequences[0, 1:].tolist()
+
+
+def profile_summary(ck, top: int = 12) -> list[str]:
+    """Markdown lines: the ``top`` functions by own time (cProfile) over three app-path decodes of
+    ``TEXT`` with ``ck`` (one thread), after one warm-up."""
+    import cProfile
+    import pstats
+
+    from core.decoding.session import DecodeSession
+
+    DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT).run()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(3):
+        DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT).run()
+    prof.disable()
+    stats = pstats.Stats(prof)
+    total = stats.total_tt
+    rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    lines = [f"cProfile of 3 app-path decodes at OPUS-MT size ({ck.precision}), {total * 1000:.0f} ms in all:", "",
+             "| function | calls | own ms | own % |", "|---|---|---|---|"]
+    for (file, line, name), (_, calls, own, _, _) in rows:
+        where = f"{Path(file).name}:{line}" if line else "built-in"
+        lines.append(f"| `{name}` ({where}) | {calls} | {own * 1000:.1f} | {own / total * 100:.0f} |")
+    return lines
+
+
+def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
+    """``opus_*`` metrics (see NOTES in bench/run.py); {} with a printed reason when skipped. With
+    ``profile``, ``opus_profile`` holds :func:`profile_summary`'s lines for the fp32 app path."""
     try:
         import sentencepiece  # noqa: F401
         import transformers  # noqa: F401
@@ -83,6 +129,7 @@ def bench_opus_size(repeats: int = 3) -> dict:
     from core.checkpoints.checkpoint import load_checkpoint
     from core.checkpoints.marian import import_marian
     from core.decoding.session import DecodeSession, greedy_batch
+    from core.defaults import PRECISIONS
 
     out: dict = {}
     threads = torch.get_num_threads()
@@ -95,21 +142,30 @@ def bench_opus_size(repeats: int = 3) -> dict:
         ck = load_checkpoint(tmp / "ours", device="cpu")
         out["opus_load_s"] = time.perf_counter() - t0
         out["opus_params_m"] = ck.model.num_parameters() / 1e6
+        cks = {"fp32": ck, **{p: load_checkpoint(tmp / "ours", device="cpu", precision=p) for p in PRECISIONS if p != "fp32"}}
         torch.set_num_threads(1)
         try:
             session = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT)
             session.run()
             n = len(session.steps)
             ours_ids = session.output_ids
-
-            def app_path():
-                s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT)
-                s.run()
-
             out["opus_tokens"] = n
-            out["opus_ms_per_token_ours_app"] = median_time(app_path, repeats) / n * 1000
+            apps, suffix = {}, {"fp32": "", "bf16": "_bf16", "int8": "_int8"}
+            for p, c in cks.items():
+                def app_path(c=c):
+                    DecodeSession(c.model, c.src_tokenizer, c.tgt_tokenizer, TEXT).run()
+                apps[p] = app_path
+                app_path()  # warm-up
+            for p, fn in apps.items():  # interleaved below would mix caches; each precision's repeats together
+                out[f"opus_ms_per_token_ours_app{suffix[p]}"] = median_time(fn, repeats) / n * 1000
             plain = lambda: greedy_batch(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, [TEXT])  # noqa: E731
             out["opus_ms_per_token_ours_plain"] = median_time(plain, repeats) / n * 1000
+            hf_run, hf_ids = _hf_generate(tmp / "hf", session.source.ids, n)
+            out["opus_hf_same_output"] = hf_ids == ours_ids
+            out["opus_ms_per_token_hf_generate"] = median_time(hf_run, repeats) / n * 1000
+            out["opus_hf_vs_ours_app_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_ms_per_token_ours_app"]
+            if profile:
+                out["opus_profile"] = profile_summary(ck)
         finally:
             torch.set_num_threads(threads)
         try:
@@ -129,7 +185,9 @@ def bench_opus_size(repeats: int = 3) -> dict:
         out["opus_ct2_tokens"] = len(hyp)
         out["opus_ct2_same_output"] = hyp == [ck.tgt_tokenizer.pieces[i] for i in ours_ids]
         out["opus_ms_per_token_ct2"] = median_time(ct2, repeats) / len(hyp) * 1000
-        out["opus_ours_app_vs_ct2_time"] = out["opus_ms_per_token_ours_app"] / out["opus_ms_per_token_ct2"]
+        for p in cks:
+            ours = out[f"opus_ms_per_token_ours_app{suffix[p]}"]
+            out[f"opus_ours_app{suffix[p]}_vs_ct2_time"] = ours / out["opus_ms_per_token_ct2"]
         out["opus_ours_plain_vs_ct2_time"] = out["opus_ms_per_token_ours_plain"] / out["opus_ms_per_token_ct2"]
     return out
 
