@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         return app.exec()
     try:  # synchronous path: deterministic, no thread timing involved
         ckpt = load_checkpoint(args.checkpoint, device=args.device, precision=args.precision)
+        win.prepare_ahead = False  # one picture: the grid it shows is laid out by its result
         win.use_checkpoint(ckpt)
         check_layer_head(args.view, args.layer, args.head, ckpt.config)
         if args.text:

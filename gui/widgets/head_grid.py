@@ -130,7 +130,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         for i in range(n):
             r, c = divmod(i, n_cols)
             if compact and i < n_heads:
-                view = ci.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False)
+                view = ci.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False, enableMenu=False)
                 self._add_view(lay, view)
                 lay.cell_labels.append(None)
                 continue
@@ -140,7 +140,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 r, c = divmod(i - n_heads, n_cols // span)
                 row0, col = (head_rows + 1, 1 + c * span) if compact else (2 * head_rows, c)
             label = ci.addLabel("", row=row0 + 2 * r, col=col, colspan=span, size="8pt")
-            view = ci.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False)
+            view = ci.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False,
+                                  enableMenu=False)
             self._add_view(lay, view)
             lay.labels.append(label)
             lay.cell_labels.append(label)
@@ -158,7 +159,6 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def _add_view(self, lay: _Layout, view: pg.ViewBox) -> None:
         view.invertY(True)
-        view.setMenuEnabled(False)
         view.setBackgroundColor((235, 235, 235))
         lay.images.append(MatrixImage(view, self.cmap))
         lay.views.append(view)

@@ -116,8 +116,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         configure()  # white background, row-major images: the view reads them as it is built
         super().__init__(parent)
         self.cmap = cmap  # for copies laid out at another size (gui/export/map_image.py)
-        self.plot = self.addPlot(row=0, col=0, axisItems=token_axes("left", "bottom"))
-        self.plot.setMenuEnabled(False)
+        self.plot = self.addPlot(row=0, col=0, axisItems=token_axes("left", "bottom"), enableMenu=False)  # none built
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.invertY(True)  # row 0 (first query) at the top

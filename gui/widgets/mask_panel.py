@@ -35,8 +35,7 @@ class MaskView(pg.PlotWidget):
     MIN_LINES = 4.5  # minimum height in text lines (title, cells, tick labels): scroll, never collapse
 
     def __init__(self, title: str, parent=None) -> None:
-        super().__init__(parent, axisItems=token_axes("left", "bottom"))
-        self.setMenuEnabled(False)
+        super().__init__(parent, axisItems=token_axes("left", "bottom"), enableMenu=False)  # no menu built at all
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)

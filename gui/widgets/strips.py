@@ -47,8 +47,7 @@ class ValueStrip:
 
     def __init__(self, layout: pg.GraphicsLayout, row: int, cmap: pg.ColorMap, diverging: bool = False) -> None:
         self.diverging = diverging  # light in the middle of the levels: dark text there, light at the ends
-        self.plot = layout.addPlot(row=row, col=0, axisItems=token_axes("left", "bottom"))
-        self.plot.setMenuEnabled(False)
+        self.plot = layout.addPlot(row=row, col=0, axisItems=token_axes("left", "bottom"), enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.invertY(True)

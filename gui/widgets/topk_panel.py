@@ -16,8 +16,7 @@ class TopKPanel(pg.PlotWidget):
     clicked = QtCore.Signal(int)
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, axisItems=token_axes("left"))
-        self.setMenuEnabled(False)
+        super().__init__(parent, axisItems=token_axes("left"), enableMenu=False)  # no menu built at all
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)

@@ -49,6 +49,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.precision = "fp32"  # View → Precision (core/checkpoints/precision.py)
         self.model_info = "no model"
         self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
+        self.prepare_ahead = True  # lay out every view kind's grid after a load (False: one --screenshot picture)
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
         window_layout.build_widgets(self)
         window_layout.build_menus(self)
@@ -152,7 +153,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)
         self.status.showMessage(self.model_info)
-        QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c))  # after this slot: the window stays live
+        if self.prepare_ahead:
+            QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c))  # after this slot: the window stays live
         if self.translate_when_loaded and self.inputs.text.text().strip():
             self.translate_when_loaded = False
             self.translate()
