@@ -72,20 +72,21 @@ def build_hf(folder: Path) -> None:
         model.final_logits_bias[0, 0] = -1e4  # never EOS: both engines decode the full length
     model.save_pretrained(folder)
 
-def _hf_generate(folder: Path, src_ids: list[int], n: int):
+def _hf_generate(folder: Path, src_ids: list[int], n: int, dtype: torch.dtype = torch.float32):
     """A function running Hugging Face ``generate`` on the Marian model in ``folder`` the way
     bertviz and inseq collect attention (``output_attentions=True``, eager attention, greedy,
     ``n`` new tokens: EOS is suppressed by the model's logits bias), and its output ids."""
     from transformers import MarianMTModel
 
-    model = MarianMTModel.from_pretrained(folder).eval()
+    model = MarianMTModel.from_pretrained(folder).to(dtype).eval()
     model.set_attn_implementation("eager")  # output_attentions needs the eager path
     inputs = torch.tensor([src_ids])
 
     def run():
         with torch.inference_mode():
             return model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=n, min_new_tokens=n,
-                                  num_beams=1, do_sample=False, output_attentions=True, return_dict_in_generate=True)
+                                  num_beams=1, do_sample=False, output_attentions=True, return_dict_in_generate=True,
+                                  forced_eos_token_id=None)  # as ours: no EOS forced at the length limit
 
     out = run()
     assert out.cross_attentions is not None and len(out.cross_attentions) == n  # every step's weights returned
@@ -164,6 +165,10 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             out["opus_hf_same_output"] = hf_ids == ours_ids
             out["opus_ms_per_token_hf_generate"] = median_time(hf_run, repeats) / n * 1000
             out["opus_hf_vs_ours_app_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_ms_per_token_ours_app"]
+            hf_bf16, _ = _hf_generate(tmp / "hf", session.source.ids, n, torch.bfloat16)  # the same precision as ours
+            out["opus_ms_per_token_hf_generate_bf16"] = median_time(hf_bf16, repeats) / n * 1000
+            out["opus_hf_bf16_vs_ours_app_bf16_time"] = (out["opus_ms_per_token_hf_generate_bf16"]
+                                                         / out["opus_ms_per_token_ours_app_bf16"])
             if profile:
                 out["opus_profile"] = profile_summary(ck)
         finally:

@@ -30,10 +30,8 @@ class CellValues(pg.GraphicsObject):
         self.dark = np.zeros((0, 0), dtype=bool)
         self.font = QtGui.QFont()
         self.setZValue(10)  # above the image and the mask hatch
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.dark.shape
+        self.setAcceptedMouseButtons(QtCore.Qt.MouseButton.NoButton)  # clicks and hovers reach the map
+        # (no Python attribute may shadow QGraphicsItem's virtuals, e.g. ``shape``: Qt calls them on clicks)
 
     def set_cells(self, texts: list[str], dark: np.ndarray, font: QtGui.QFont) -> None:
         """Show ``texts`` (row-major, one per cell of ``dark [rows, cols]``) in ``font``.
