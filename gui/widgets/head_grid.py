@@ -37,7 +37,6 @@ class _Layout:
         self.compact = False
         self.shape: tuple = (0, 0, False)
         self.label_text: dict[int, tuple] = {}
-        self.ranged: dict[int, bool] = {}
         self.framed: dict[int, bool] = {}
 
 
@@ -159,6 +158,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     def _add_view(self, lay: _Layout, view: pg.ViewBox) -> None:
         view.invertY(True)
+        view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
         view.setBackgroundColor((235, 235, 235))
         lay.images.append(MatrixImage(view, self.cmap))
         lay.views.append(view)
@@ -215,12 +215,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 overlay = overlay_cache.get((id(cell.mask), mask.shape))
                 if overlay is None:
                     overlay = overlay_cache[(id(cell.mask), mask.shape)] = mask_overlay(mask)
-            shape_before = im.shape
-            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale))
-            rows, cols = matrix.shape
-            if im.shape != shape_before or not self._cur.ranged.get(id(view)):
-                view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
-                self._cur.ranged[id(view)] = True
+            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True)
             chosen = cell.key == self.selected
             if label is None:  # compact grid: a frame marks the chosen cell
                 if self._cur.framed.get(id(view)) != chosen:
@@ -260,7 +255,6 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         titled = [(lab, int(v.width())) for lab, v in zip(self.cell_labels, self.views) if lab is not None]
         if self.cells and (tuple(self._pixels(v) for v in self.views) != self._targets
                            or any(self._cur.label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)):
-            self._cur.ranged = {}
             self.set_cells(self.cells, self.n_cols)
 
     def cell_at(self, scene_pos) -> tuple | None:

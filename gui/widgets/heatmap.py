@@ -22,6 +22,9 @@ COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "in
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
 VALUE_MIN_PT = 8  # with shrink_values, cell values shrink to fit their cells down to this size
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
+# colour-map entries: over 256, pyqtgraph maps the weights to RGBA with numpy; with 256 or fewer it
+# builds an indexed image's colour table in Python (256 qRgb calls) at every render of every map
+LUT_POINTS = 512
 
 
 def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarItem:
@@ -70,30 +73,46 @@ class MatrixImage:
     def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap) -> None:
         self.image = pg.ImageItem(axisOrder="row-major")
         self.overlay = pg.ImageItem(axisOrder="row-major")
-        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.image.setLookupTable(cmap.getLookupTable(nPts=LUT_POINTS))
         view.addItem(self.image)
         view.addItem(self.overlay)
         self.shape: tuple[int, int] = (0, 0)
+        self._placed: dict[int, tuple] = {}  # id(item) -> (rect, image shape) it was last placed with
+
+    def _place(self, item: pg.ImageItem, rect: QtCore.QRectF, shape: tuple) -> None:
+        """``item.setRect(rect)`` unless it already spans ``rect`` with an image of ``shape`` (its
+        transform depends on both; recomputing it for every thumbnail of every step costs ms)."""
+        key = (rect.getRect(), tuple(shape))
+        if self._placed.get(id(item)) != key:
+            item.setRect(rect)
+            self._placed[id(item)] = key
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
-        self.image.setLookupTable(cmap.getLookupTable(nPts=256))
+        self.image.setLookupTable(cmap.getLookupTable(nPts=LUT_POINTS))
 
     def set(self, matrix: np.ndarray, mask: np.ndarray | None, overlay: np.ndarray | None = None,
-            levels: tuple[float, float] = (0.0, 1.0)) -> None:
+            levels: tuple[float, float] = (0.0, 1.0), unit: bool = False) -> None:
         """Show ``matrix [rows, cols]`` (float) with colour ``levels`` (default the fixed [0, 1]);
-        ``mask`` same shape, True = masked."""
-        matrix = np.nan_to_num(np.asarray(matrix, dtype=np.float32), nan=0.0)  # never NaN on screen
+        ``mask`` same shape, True = masked. Cell (r, c) covers [c, c + 1] × [r, r + 1] in the view,
+        or with ``unit`` the whole map covers [0, 1] × [0, 1] whatever its shape (a thumbnail: its
+        view's range never changes as a decoder map grows by a row per step)."""
+        matrix = np.asarray(matrix, dtype=np.float32)
+        if not np.isfinite(matrix).all():
+            matrix = np.nan_to_num(matrix, nan=0.0)  # never NaN on screen
         rows, cols = matrix.shape
         self.shape = (rows, cols)
         if rows == 0 or cols == 0:
             self.image.clear()
             self.overlay.clear()
+            self._placed = {}
             return
+        rect = QtCore.QRectF(0, 0, 1, 1) if unit else QtCore.QRectF(0, 0, cols, rows)
         self.image.setImage(matrix, levels=levels, autoLevels=False)
-        self.image.setRect(QtCore.QRectF(0, 0, cols, rows))
+        self._place(self.image, rect, (rows, cols))
         if mask is not None and mask.any():
-            self.overlay.setImage(overlay if overlay is not None else mask_overlay(mask), autoLevels=False)
-            self.overlay.setRect(QtCore.QRectF(0, 0, cols, rows))
+            pattern = overlay if overlay is not None else mask_overlay(mask)
+            self.overlay.setImage(pattern, autoLevels=False)
+            self._place(self.overlay, rect, pattern.shape[:2])
             self.overlay.show()
         else:
             self.overlay.hide()
