@@ -150,6 +150,34 @@ def _clear_stacked(model: nn.Module) -> None:
             clear()
 
 
+def column_major_linears(model: nn.Module) -> nn.Module:
+    """Store every ``nn.Linear`` weight ``[out, in]`` column-major (in place; same shape, same values)
+    and return ``model``. ``F.linear(x, W)`` computes ``x Wᵀ``; with W column-major, Wᵀ is a
+    row-major ``[in, out]`` matrix, and for the one-row inputs of a decoding step the CPU BLAS
+    streams that layout about twice as fast (the 65,001 × 512 output projection of an OPUS-MT-size
+    model: 7 ms instead of 17 ms per step on the benchmark machine). Tied weights stay tied (every
+    module holding the same parameter gets the new one). For fp32 inference on the CPU; state
+    dicts and saved checkpoints are unchanged (they are written contiguous)."""
+    new: dict[int, nn.Parameter] = {}
+    for m in model.modules():
+        if isinstance(m, nn.Linear) and id(m.weight) not in new and m.weight.is_contiguous() and m.weight.dim() == 2:
+            w = m.weight
+            new[id(w)] = nn.Parameter(w.detach().t().contiguous().t(), requires_grad=w.requires_grad)
+    for m in model.modules():
+        for name, param in list(m._parameters.items()):
+            if param is not None and id(param) in new:
+                m._parameters[name] = new[id(param)]
+    _clear_stacked(model)
+    return model
+
+
+def _row_major_linears(model: nn.Module) -> None:
+    """Give each ``nn.Linear`` a contiguous (row-major) weight again, before it is converted."""
+    for m in model.modules():
+        if isinstance(m, nn.Linear) and not m.weight.is_contiguous():
+            m.weight = nn.Parameter(m.weight.detach().contiguous(), requires_grad=m.weight.requires_grad)
+
+
 def convert_model(model: nn.Module, precision: str) -> nn.Module:
     """Convert a float32 model **in place** to ``precision`` for inference and return it (eval mode).
 
@@ -174,6 +202,7 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
         raise ValueError(f"the model is already converted to {current}; load the checkpoint again to use {precision}")
     model.eval()
     _clear_stacked(model)
+    _row_major_linears(model)  # a column-major fp32 model (see column_major_linears) converts as stored
     if precision == "bf16":
         on_cpu = {t.device.type for t in model.parameters()} == {"cpu"}
         _bf16_linears(model, packed=on_cpu and packed_bf16_available())
@@ -195,5 +224,5 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
     return model
 
 
-__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "BF16Linear", "PackedLinear", "check_precision", "convert_model", "model_precision",
-           "packed_bf16_available"]
+__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "BF16Linear", "PackedLinear", "check_precision", "column_major_linears",
+           "convert_model", "model_precision", "packed_bf16_available"]
