@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.session import DecodeSession
 from core.transformer.masks import causal_mask
+from gui.widgets.heatmap import LUT_POINTS
 from tests.support.gui import TEXT, do, type_and_translate
 
 
@@ -154,9 +155,10 @@ def test_font_size_and_colormap(qtbot, window):
     window.change_font(+2)
     assert QtWidgets.QApplication.instance().font().pointSize() == size + 2
     window.set_colormap("cividis")
-    expected = pg.colormap.get("cividis").getLookupTable(nPts=256)
-    np.testing.assert_array_equal(np.asarray(window.heatmap.image.lut), expected)
-    np.testing.assert_array_equal(np.asarray(window.grid.images[0].image.lut), expected)
+    cividis = pg.colormap.get("cividis")
+    # the enlarged map's colour bar sets its own 256-entry table; the thumbnails have LUT_POINTS entries
+    np.testing.assert_array_equal(np.asarray(window.heatmap.image.lut), cividis.getLookupTable(nPts=256))
+    np.testing.assert_array_equal(np.asarray(window.grid.images[0].image.lut), cividis.getLookupTable(nPts=LUT_POINTS))
 
 
 @pytest.mark.parametrize("text", ["나는 😀 행복해", "１２３！？", "나는\u200b학생\ufeff입니다", "hello world",
