@@ -52,6 +52,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.prepare_ahead = True  # lay out every view kind's grid after a load (False: one --screenshot picture)
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
         window_layout.build_widgets(self)
+        self._applied_cmap = self.cmap  # what the grid and the enlarged map are built with
         window_layout.build_menus(self)
         self._start_worker()
         self.live = LiveController(self)
@@ -340,7 +341,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self._apply_colormap(self.cmap)
 
     def _apply_colormap(self, cmap: pg.ColorMap) -> None:
-        if getattr(self, "_applied_cmap", None) is cmap:
+        """Give the grid and the enlarged map ``cmap`` unless they have it (they are built with
+        the window's colour map: the first result does not recolour every thumbnail again)."""
+        if self._applied_cmap is cmap:
             return
         self._applied_cmap = cmap
         self.heatmap.set_colormap(cmap)
