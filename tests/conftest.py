@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -24,6 +25,16 @@ def no_modal_dialogs(monkeypatch):
     for name in ("critical", "warning", "information"):
         monkeypatch.setattr(QtWidgets.QMessageBox, name, lambda *a, **k: shown.append(str(a[2]) if len(a) > 2 else ""))
     return shown
+
+
+@pytest.fixture(autouse=True)
+def collect_between_tests():
+    """Once a worker thread has switched cyclic collection to the GUI thread's timer
+    (gui/workers/threads.py), collect after each test here, on the test's (the GUI) thread: the
+    windows a test closed are freed before the next test starts its threads."""
+    yield
+    if not gc.isenabled():
+        gc.collect()
 
 
 @pytest.fixture
