@@ -7,6 +7,7 @@ Under ``torchrun`` the same loop runs data-parallel (see core/training/distribut
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import time
@@ -373,6 +374,11 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
             epoch += 1
             pos = 0
     bar.close()
+    # the DDP wrapper and its gradient reducer go while the process group still exists: freed after
+    # destroy_process_group, the reducer's gloo group hung in its destructor (the next run's
+    # rendezvous then waited forever for this rank)
+    del net
+    gc.collect()
     ctx.close()
     return last_save
 
