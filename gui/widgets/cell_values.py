@@ -43,11 +43,6 @@ class CellValues(pg.GraphicsObject):
         self.texts, self.dark, self.font = list(texts), dark, QtGui.QFont(font)
         self.update()
 
-    def set_dark(self, dark: np.ndarray) -> None:
-        """Recolour: ``dark [rows, cols]`` (bool, the shape shown) says which cells get dark text."""
-        self.dark = np.asarray(dark, dtype=bool).reshape(self.dark.shape)
-        self.update()
-
     def clear(self) -> None:
         """No values (the map is empty, too large, or values are off)."""
         self.set_cells([], np.zeros((0, 0), dtype=bool), self.font)
