@@ -197,7 +197,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.keys = [c.key for c in cells]
         self.cells, self.n_cols = list(cells), n_cols
         self._targets = tuple(self._pixels(v) for v in self.views)
-        overlay_cache: dict[tuple, np.ndarray] = {}
+        overlay_cache: dict[tuple, np.ndarray] = {}  # cells of a view share one mask: pool and hatch it once
+        pooled_masks: dict[tuple, np.ndarray] = {}
         labels = self.cell_labels
         self.pooled = []
         most = (1, 1)
@@ -206,15 +207,20 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             if matrix.size and (matrix.shape[0] > px_rows or matrix.shape[1] > px_cols):
                 r0, c0 = matrix.shape
                 matrix = max_pool(matrix, px_rows, px_cols)
-                mask = None if mask is None else all_pool(mask, px_rows, px_cols)
+                if mask is not None:
+                    key = (id(cell.mask), px_rows, px_cols)
+                    if key not in pooled_masks:
+                        pooled_masks[key] = all_pool(mask, px_rows, px_cols)
+                    mask = pooled_masks[key]
                 # an empty axis (no decoder step yet: 0 rows) pools nothing: count it as 1, never divide by 0
                 most = max(most, (-(-r0 // max(matrix.shape[0], 1)), -(-c0 // max(matrix.shape[1], 1))))
             self.pooled.append(matrix.shape)
             overlay = None
             if mask is not None and mask.any():
-                overlay = overlay_cache.get((id(cell.mask), mask.shape))
+                key = (id(cell.mask), mask.shape, px_rows, px_cols)
+                overlay = overlay_cache.get(key)
                 if overlay is None:
-                    overlay = overlay_cache[(id(cell.mask), mask.shape)] = mask_overlay(mask)
+                    overlay = overlay_cache[key] = mask_overlay(mask, (px_rows, px_cols))
             im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True)
             chosen = cell.key == self.selected
             if label is None:  # compact grid: a frame marks the chosen cell

@@ -53,11 +53,17 @@ def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple
     return (lo, hi) if hi > lo else (lo, lo + 1e-6)
 
 
-def mask_overlay(mask: np.ndarray) -> np.ndarray:
-    """RGBA overlay ``[rows·h, cols·h, 4]`` (h = :func:`hatch_size`): hatched grey on masked
-    cells, transparent elsewhere."""
+def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.ndarray:
+    """RGBA overlay ``[rows·h, cols·h, 4]``: hatched grey on masked cells, transparent elsewhere.
+
+    h is :func:`hatch_size`, or, given the ``pixels`` (rows, cols) the map is drawn on, at most as
+    many overlay pixels per cell as the map has screen pixels per cell (at least 1): a thumbnail's
+    overlay is then drawn about 1:1, its stripes one screen pixel wide, instead of an overlay 16
+    times the thumbnail's area being scaled down (and aliased) at every redraw."""
     rows, cols = mask.shape
     h = hatch_size(rows, cols)
+    if pixels is not None:
+        h = max(1, min(h, pixels[0] // max(rows, 1), pixels[1] // max(cols, 1)))
     big = np.repeat(np.repeat(mask, h, 0), h, 1)
     yy, xx = np.indices(big.shape)
     stripe = (yy + xx) % HATCH == 0
@@ -156,6 +162,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.font = QtGui.QFont()
         self.drawn_args: tuple | None = None  # set_matrix's arguments of the map shown
         self.mask_args: tuple | None = None  # set_mask_matrix's arguments, in mask mode
+        self._decorated: dict[str, tuple] = {}  # axis labels, title, colour bar label as last set
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
         self.values = CellValues()  # every cell's printed value, one item
@@ -172,6 +179,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
 
     def set_empty(self, text: str | None = None) -> None:
         """Before the first result: no axes, no colour bar, only a hint (nothing meaningless)."""
+        self._decorated = {}  # labels and title are set afresh with the next map
         for name in ("left", "bottom"):
             self.plot.hideAxis(name)
         self.colorbar.hide()
@@ -213,6 +221,15 @@ class Heatmap(pg.GraphicsLayoutWidget):
         elif self.drawn_args is not None:
             self.set_matrix(*self.drawn_args)
 
+    def _decorate(self, part: str, text: str, apply) -> None:
+        """Call ``apply()`` (set an axis label, the title or the colour bar's label) unless ``part``
+        already shows ``text`` at the current font: pyqtgraph re-lays out the whole plot after each
+        such call, which painted the map a second time after every step."""
+        key = (text, self.font.toString())
+        if self._decorated.get(part) != key:
+            apply()
+            self._decorated[part] = key
+
     def _css(self, delta: int = 0) -> dict:
         return {"font-size": f"{max(self.font.pointSize() + delta, 6)}pt"}
 
@@ -228,7 +245,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.colorbar.setLevels(self.levels)
         lo, hi = self.levels
         bar = "weight, fixed [0, 1]" if self.scale == "fixed" else f"per-map range {lo:.3g} … {hi:.3g}"
-        self.colorbar.axis.setLabel(bar, **self._css(-1))
+        self._decorate("bar", bar, lambda: self.colorbar.axis.setLabel(bar, **self._css(-1)))
         self.colorbar.show()
         self.placeholder.hide()
         rows, cols = matrix.shape
@@ -236,11 +253,12 @@ class Heatmap(pg.GraphicsLayoutWidget):
             self.plot.showAxis(name)
         self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(self.row_tokens)]])
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(self.col_tokens)]])
-        self.plot.setLabel("left", f"{row_label} (rows)", **self._css())
-        self.plot.setLabel("bottom", f"{col_label} (columns)", **self._css())
-        self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt")
-        self._wrap_title()
+        self._decorate("left", row_label, lambda: self.plot.setLabel("left", f"{row_label} (rows)", **self._css()))
+        self._decorate("bottom", col_label, lambda: self.plot.setLabel("bottom", f"{col_label} (columns)", **self._css()))
+        self._decorate("title", title, lambda: (self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt"),
+                                                self._wrap_title()))
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
+        self.view.updateMatrix()  # now, not while painting: a change made during a paint paints the map again
         self._draw_values()
         self.hovered.emit("")
 

@@ -86,6 +86,7 @@ class MaskView(pg.PlotWidget):
         self.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(row_tokens)]])
         self.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(col_tokens)]])
         self.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
+        self.getPlotItem().getViewBox().updateMatrix()  # now, not while painting (that paints it twice)
 
 
 class MaskPanel(QtWidgets.QScrollArea):

@@ -110,7 +110,11 @@ def test_padding_rows_left_out_and_pad_columns_zero_in_rollout():
     assert np.allclose(r.numpy(), np_rollout(enc.numpy()), atol=1e-6)
     assert torch.allclose(r.sum(-1), torch.ones(s))
     assert (r[:3, 3:] == 0).all()  # real queries never reach a pad
-    assert torch.equal(mean_over_heads(enc), enc.mean(1))
+    mean = mean_over_heads(enc)
+    assert mean.dtype == torch.float32 and mean.shape == (3, s, s)
+    assert torch.allclose(mean, enc.mean(1), rtol=0, atol=1e-7)
+    assert np.array_equal(mean.numpy(), (enc.numpy().sum(1, dtype=np.float64) / 2).astype(np.float32))
+    assert (mean[:, :, 3:] == 0).all()  # masked (pad) key columns stay exactly 0
     ent = head_entropy(enc, ~pad[None, :].expand(s, s), ~pad)
     ref = np_entropy(enc.numpy(), ~pad[None, :].expand(s, s).numpy(), ~pad.numpy())
     assert np.allclose(ent.numpy(), ref, atol=1e-6)
