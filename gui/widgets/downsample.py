@@ -16,17 +16,18 @@ def bin_starts(n: int, bins: int) -> np.ndarray:
 
 
 def max_pool(matrix: np.ndarray, max_rows: int, max_cols: int) -> np.ndarray:
-    """``matrix [rows, cols]`` reduced to at most ``[max_rows, max_cols]`` by taking the maximum
-    over contiguous bins along each axis that is too long; unchanged when it already fits.
+    """``matrix [..., rows, cols]`` reduced to at most ``[..., max_rows, max_cols]`` by taking the
+    maximum over contiguous bins along each of the last two axes that is too long; unchanged when
+    it already fits. Leading axes (a stack of maps pooled in one call) are kept.
     Raises ValueError when a limit is below 1."""
     if max_rows < 1 or max_cols < 1:
         raise ValueError("max_pool needs at least one row and one column")
     out = np.asarray(matrix)
-    rows, cols = out.shape
+    rows, cols = out.shape[-2:]
     if cols > max_cols:
-        out = np.maximum.reduceat(out, bin_starts(cols, max_cols), axis=1)
+        out = np.maximum.reduceat(out, bin_starts(cols, max_cols), axis=-1)
     if rows > max_rows:
-        out = np.maximum.reduceat(out, bin_starts(rows, max_rows), axis=0)
+        out = np.maximum.reduceat(out, bin_starts(rows, max_rows), axis=-2)
     return out
 
 

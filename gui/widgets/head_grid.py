@@ -23,6 +23,22 @@ def is_derived_title(title: str) -> bool:
     return title.endswith("(derived)")
 
 
+def _pool_stacked(cells: list[Cell], targets: tuple) -> list[np.ndarray | None]:
+    """Each cell's matrix max-pooled to its thumbnail's (rows, cols) pixels, or None where it fits.
+    Cells of one shape and one thumbnail size (every head of a view) are pooled as one stack."""
+    groups: dict[tuple, list[int]] = {}
+    for i, (cell, (px_rows, px_cols)) in enumerate(zip(cells, targets)):
+        m = cell.matrix
+        if m.size and (m.shape[0] > px_rows or m.shape[1] > px_cols):
+            groups.setdefault((m.shape, px_rows, px_cols), []).append(i)
+    out: list[np.ndarray | None] = [None] * len(cells)
+    for (_shape, px_rows, px_cols), idx in groups.items():
+        stack = max_pool(np.stack([cells[i].matrix for i in idx]), px_rows, px_cols)
+        for j, i in enumerate(idx):
+            out[i] = stack[j]
+    return out
+
+
 class _Layout:
     """One built grid layout: its GraphicsLayout ``ci`` and items, and what they last showed."""
 
@@ -160,7 +176,10 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         view.invertY(True)
         view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
         view.setBackgroundColor((235, 235, 235))
-        lay.images.append(MatrixImage(view, self.cmap))
+        im = MatrixImage(view, self.cmap)
+        for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their transforms,
+            item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)  # which change with every step
+        lay.images.append(im)
         lay.views.append(view)
 
     def _label_pt(self) -> int:
@@ -202,11 +221,13 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         labels = self.cell_labels
         self.pooled = []
         most = (1, 1)
-        for cell, im, view, label, (px_rows, px_cols) in zip(cells, self.images, self.views, labels, self._targets):
+        pooled = _pool_stacked(cells, self._targets)
+        for cell, im, view, label, (px_rows, px_cols), small in zip(cells, self.images, self.views, labels,
+                                                                    self._targets, pooled):
             matrix, mask = cell.matrix, cell.mask
-            if matrix.size and (matrix.shape[0] > px_rows or matrix.shape[1] > px_cols):
+            if small is not None:
                 r0, c0 = matrix.shape
-                matrix = max_pool(matrix, px_rows, px_cols)
+                matrix = small
                 if mask is not None:
                     key = (id(cell.mask), px_rows, px_cols)
                     if key not in pooled_masks:

@@ -242,7 +242,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.row_tokens, self.col_tokens = list(row_tokens), list(col_tokens)
         self.levels = map_levels(matrix, mask, self.scale)
         self.matrix_image.set(matrix, mask, levels=self.levels)
-        self.colorbar.setLevels(self.levels)
+        if tuple(self.colorbar.levels()) != tuple(self.levels):  # else its axis would be drawn again for nothing
+            self.colorbar.setLevels(self.levels)
         lo, hi = self.levels
         bar = "weight, fixed [0, 1]" if self.scale == "fixed" else f"per-map range {lo:.3g} … {hi:.3g}"
         self._decorate("bar", bar, lambda: self.colorbar.axis.setLabel(bar, **self._css(-1)))

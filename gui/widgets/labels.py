@@ -44,11 +44,31 @@ class TokenAxis(pg.AxisItem):
 
     def __init__(self, orientation: str, **kw) -> None:
         super().__init__(orientation, **kw)
+        self.enableAutoSIPrefix(False)  # token positions, not quantities; else every range change re-sets the label
         self.drawn: list[tuple[QtCore.QRectF, str, int]] = []  # (rect in item coords, text, token index)
         self.max_chars = MAX_CHARS
         self.staggered = False  # bottom labels on two alternating lines because one line was too crowded
         self.angled = False  # bottom labels at 45° because even two lines were too crowded
         self.setAcceptHoverEvents(True)
+        self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
+
+    def setTicks(self, ticks) -> None:  # noqa: N802 (pyqtgraph naming)
+        """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
+        if ticks is not None and ticks == self._tickLevels:
+            return
+        super().setTicks(ticks)
+
+    def _label(self, fm: QtGui.QFontMetricsF, font_key: str, max_w: float, token) -> tuple[str, float]:
+        """The label shown for ``token`` (elided to ``max_w`` px) and its width in px, measured once
+        per font: an axis is laid out again at every step, with mostly the same tokens."""
+        key = (font_key, max_w, token)
+        hit = self._measured.get(key)
+        if hit is None:
+            if len(self._measured) > 4096:
+                self._measured.clear()
+            text = fm.elidedText(str(token), QtCore.Qt.TextElideMode.ElideRight, max_w)
+            hit = self._measured[key] = (text, fm.horizontalAdvance(text) + 2)
+        return hit
 
     def tokens(self) -> list[tuple[float, str]]:
         return list(self._tickLevels[0]) if self._tickLevels else []
@@ -73,8 +93,10 @@ class TokenAxis(pg.AxisItem):
         dif = hi - lo
         if not ticks or dif == 0:
             return axis_spec, tick_specs, []
-        fm = QtGui.QFontMetricsF(self._font())
+        font = self._font()
+        fm, font_key = QtGui.QFontMetricsF(font), font.toString()
         max_w = fm.averageCharWidth() * self.max_chars
+        h = fm.height()
         vertical = self.orientation in ("left", "right")
         if vertical:
             scale = -bounds.height() / dif
@@ -91,8 +113,7 @@ class TokenAxis(pg.AxisItem):
             v_pos[i] = x
             if x < a0 - 0.5 or x > a1 + 0.5:
                 continue
-            text = fm.elidedText(str(token), QtCore.Qt.TextElideMode.ElideRight, max_w)
-            w, h = fm.horizontalAdvance(text) + 2, fm.height()
+            text, w = self._label(fm, font_key, max_w, token)
             half = (h if vertical else w) / 2
             start = min(max(x - half, a0), a1 - 2 * half)  # keep the label inside the axis
             items.append((i, text, start, start + 2 * half, w, h))
