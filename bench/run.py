@@ -150,9 +150,7 @@ def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40) -> 
         win.set_view(kind)
         app.processEvents()
 
-        position = [n]
-
-        def one_step():  # one step (alternately back to n - 1 and forward to n), then its paint
+        def one_step(position=[n]):  # noqa: B006 (the state between calls) one step back or forward, then its paint
             position[0] = 2 * n - 1 - position[0]
             win.controls.set_position(position[0])
             app.processEvents()
