@@ -12,6 +12,7 @@ from gui.state.view_spec import Cell
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
+from gui.widgets.thumbnails import ThumbnailImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
@@ -176,7 +177,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         view.invertY(True)
         view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
         view.setBackgroundColor((235, 235, 235))
-        im = MatrixImage(view, self.cmap)
+        im = MatrixImage(view, self.cmap, ThumbnailImage())
         for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their transforms,
             item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)  # which change with every step
         lay.images.append(im)
@@ -256,6 +257,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 label.setText(text[0], color=colour, size=f"{text[2]}pt")
                 wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
                 self._cur.label_text[id(label)] = text
+        colour_thumbnails([im.image for im in self.images[:len(cells)]])  # all at once, not one by one at paint
         note = ("" if most == (1, 1) else
                 f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
                 "(click to see every cell)")

@@ -74,10 +74,11 @@ def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.
 
 
 class MatrixImage:
-    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``."""
+    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image``: the
+    (row-major) item to use, e.g. a :class:`gui.widgets.thumbnails.ThumbnailImage`."""
 
-    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap) -> None:
-        self.image = pg.ImageItem(axisOrder="row-major")
+    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap, image: pg.ImageItem | None = None) -> None:
+        self.image = image if image is not None else pg.ImageItem(axisOrder="row-major")
         self.overlay = pg.ImageItem(axisOrder="row-major")
         self.image.setLookupTable(cmap.getLookupTable(nPts=LUT_POINTS))
         view.addItem(self.image)

@@ -1,0 +1,92 @@
+"""Thumbnails coloured in one pass show exactly the colours pyqtgraph computes for each map alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6 import QtGui
+
+from gui.state.view_spec import Cell
+from gui.widgets.head_grid import HeadGrid
+from gui.widgets.heatmap import LUT_POINTS
+from gui.widgets.thumbnails import ThumbnailImage, colour_stack, colour_thumbnails
+
+
+def pixels(item: pg.ImageItem) -> np.ndarray:
+    """``[rows, cols, 4]`` RGBA of the item's rendered QImage (rendering it first)."""
+    item.render()
+    q = item.qimage.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    h, w = q.height(), q.width()
+    return np.frombuffer(q.constBits(), np.uint8).reshape(h, q.bytesPerLine())[:, : w * 4].reshape(h, w, 4).copy()
+
+
+def plain(image: np.ndarray, levels, lut) -> np.ndarray:
+    """What pyqtgraph itself draws for ``image`` at ``levels`` through ``lut``."""
+    item = pg.ImageItem(axisOrder="row-major")
+    item.setLookupTable(lut)
+    item.setImage(image, levels=levels, autoLevels=False)
+    return pixels(item)
+
+
+@pytest.mark.parametrize("levels", [(0.0, 1.0), (0.013, 0.4), (-0.25, 0.25)])
+def test_colour_stack_equals_pyqtgraph(qapp, levels):
+    rng = np.random.default_rng(1)
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    stack = rng.random((5, 7, 11)).astype(np.float32) * 1.2 - 0.1  # some below and above the levels
+    stack[0, 0, :4] = [levels[0], levels[1], np.nextafter(np.float32(levels[1]), np.float32(0)), 0.5]
+    rgba = colour_stack(stack, levels, lut)
+    assert rgba.shape == (5, 7, 11, 4) and rgba.dtype == np.uint8 and (rgba[..., 3] == 255).all()
+    for m, colours in zip(stack, rgba):
+        np.testing.assert_array_equal(colours, plain(m, levels, lut))
+    # the extremes take the table's ends
+    np.testing.assert_array_equal(rgba[0, 0, 0, :3], lut[0])
+    np.testing.assert_array_equal(rgba[0, 0, 1, :3], lut[-1])
+
+
+def test_colour_stack_rejects_small_tables():
+    with pytest.raises(ValueError, match="colour table"):
+        colour_stack(np.zeros((1, 2, 2), np.float32), (0, 1), np.zeros((256, 3), np.uint8))
+
+
+def test_thumbnail_drops_its_colours_when_anything_changes(qapp):
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    m = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
+    item = ThumbnailImage()
+    item.setLookupTable(lut)
+    item.setImage(m, levels=(0, 1), autoLevels=False)
+    colour_thumbnails([item])
+    assert item._colours is not None
+    np.testing.assert_array_equal(pixels(item), plain(m, (0, 1), lut))
+    item.setLevels((0.2, 0.6))  # new levels: colours dropped, the item colours itself
+    assert item._colours is None
+    np.testing.assert_array_equal(pixels(item), plain(m, (0.2, 0.6), lut))
+    colour_thumbnails([item])
+    inferno = pg.colormap.get("inferno").getLookupTable(nPts=LUT_POINTS)
+    item.setLookupTable(inferno)
+    assert item._colours is None
+    np.testing.assert_array_equal(pixels(item), plain(m, (0.2, 0.6), inferno))
+    with pytest.raises(ValueError, match="shape"):
+        item.set_colours(np.zeros((2, 2, 4), np.uint8))
+
+
+def test_grid_thumbnails_show_what_pyqtgraph_would(qtbot):
+    """A 2 × 3 grid with a masked key column: every thumbnail holds its weights and shows
+    pyqtgraph's colours for them, whether the scale is fixed or per map."""
+    grid = HeadGrid(pg.colormap.get("cividis"))
+    qtbot.addWidget(grid)
+    grid.resize(600, 400)
+    grid.show()
+    rng = np.random.default_rng(2)
+    mask = np.zeros((5, 6), dtype=bool)
+    mask[:, 5] = True
+    mats = [rng.random((5, 6)).astype(np.float32) * (i + 1) / 6 for i in range(6)]
+    cells = [Cell(f"L{i // 3 + 1} H{i % 3 + 1}", m, mask, (i // 3, i % 3)) for i, m in enumerate(mats)]
+    for scale in ("fixed", "per-map"):
+        grid.set_scale(scale)
+        grid.set_cells(cells, 3)
+        for im, m in zip(grid.images, mats):
+            item = im.image
+            assert isinstance(item, ThumbnailImage) and item._colours is not None
+            np.testing.assert_array_equal(item.image, m)  # the weights themselves
+            np.testing.assert_array_equal(pixels(item), plain(item.image, tuple(item.levels), item.lut))
