@@ -18,8 +18,10 @@ from core.__main__ import main as cli
 from core.checkpoints.checkpoint import load_checkpoint, to_precision
 from core.checkpoints.precision import (
     PRECISIONS,
+    REFINE_TOP,
     BF16Linear,
     PackedLinear,
+    RefinedLogits,
     convert_model,
     model_precision,
     packed_bf16_available,
@@ -235,3 +237,32 @@ def test_bf16_rounds_only_the_products_and_keeps_the_stream_float32(checkpoints)
     r.run()
     assert s.output_ids == r.output_ids
     assert (s.steps[0].logits - r.steps[0].logits).abs().max() < 0.1  # rounded products, not another model
+
+
+def test_bf16_output_projection_scores_its_best_candidates_in_float32(checkpoints):
+    """At bf16 the output projection is a RefinedLogits: the REFINE_TOP best scores per position equal
+    the float32 product exactly (same weight, float32 arithmetic); every other score is the bfloat16
+    product's; a bias the model adds afterwards is counted in the ranking."""
+    ck, ref = checkpoints["bf16"], checkpoints["fp32"]
+    gen = ck.model.generator
+    assert isinstance(gen, RefinedLogits) and isinstance(gen.product, BF16Linear) and gen.k == REFINE_TOP
+    w = ref.model.generator.weight.detach()  # [V, d_model] float32 (tied: the embedding table)
+    torch.testing.assert_close(gen.exact_weight, w, atol=0, rtol=0)
+    x = torch.randn(2, 5, gen.in_features)  # [B, T, d_model]
+    with torch.inference_mode():
+        out = gen(x)
+        coarse = gen.product(x)
+        full = x @ w.t()  # float32 reference [B, T, V]
+    assert out.shape == (2, 5, gen.out_features) and out.dtype == torch.float32
+    idx = coarse.topk(REFINE_TOP, dim=-1).indices
+    refined = torch.zeros_like(out, dtype=torch.bool).scatter(-1, idx, True)
+    torch.testing.assert_close(out[refined], full[refined], atol=1e-5, rtol=0)  # float32 values
+    assert torch.equal(out[~refined], coarse[~refined])  # the rest untouched
+    assert bool((full[refined] != coarse[refined]).any())  # bfloat16 did round them
+    # a rank bias that makes token 3 best puts token 3 among the refined ones
+    bias = torch.zeros(gen.out_features)
+    bias[3] = 1e4
+    biased = RefinedLogits(gen.product, w, rank_bias=bias)
+    with torch.inference_mode():
+        y = biased(x)
+    torch.testing.assert_close(y[..., 3], full[..., 3], atol=1e-5, rtol=0)
