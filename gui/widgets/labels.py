@@ -51,12 +51,28 @@ class TokenAxis(pg.AxisItem):
         self.angled = False  # bottom labels at 45° because even two lines were too crowded
         self.setAcceptHoverEvents(True)
         self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
+        self._static: dict[tuple, tuple] = {}  # (font, shown text) -> (its laid-out glyphs, width, height)
+        self._specs: tuple | None = None  # what paint() draws: line, ticks, tick pen, upright labels
 
     def setTicks(self, ticks) -> None:  # noqa: N802 (pyqtgraph naming)
         """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
         if ticks is not None and ticks == self._tickLevels:
             return
         super().setTicks(ticks)
+
+    def setRange(self, mn, mx) -> None:  # noqa: N802 (pyqtgraph naming)
+        """As pyqtgraph's, but the same range again keeps the drawn axis (a view that grows by a row
+        per step sets its unchanged column range again, and that re-laid out every column label)."""
+        if list(getattr(self, "range", ())) == [mn, mx]:
+            return
+        super().setRange(mn, mx)
+
+    def show(self) -> None:
+        """As pyqtgraph's, but showing a visible axis keeps its drawing (callers show their axes at
+        every redraw; pyqtgraph re-lays out the labels at each call)."""
+        if self.isVisible():
+            return
+        super().show()
 
     def _label(self, fm: QtGui.QFontMetricsF, font_key: str, max_w: float, token) -> tuple[str, float]:
         """The label shown for ``token`` (elided to ``max_w`` px) and its width in px, measured once
@@ -76,13 +92,66 @@ class TokenAxis(pg.AxisItem):
     def _font(self) -> QtGui.QFont:
         return self.style["tickFont"] or QtGui.QFont()
 
+    def _line_specs(self):
+        """The axis line and one tick per token, as pyqtgraph's ``generateDrawSpecs`` computes them
+        for one tick level without a grid (``(pen, p1, p2)`` and a list of them), or None where it
+        would draw nothing. Raises NotImplementedError for a grid or stopAxisAtTick (use the base)."""
+        if self.grid is not False or any(self.style["stopAxisAtTick"]):
+            raise NotImplementedError
+        bounds = self.mapRectFromParent(self.geometry())
+        pt = QtCore.QPointF
+        if self.orientation == "left":
+            span = (bounds.topRight() + pt(-1, -1), bounds.bottomRight() + pt(-1, 1))
+            edge, tick_dir, vertical = bounds.right(), -1, True
+        elif self.orientation == "right":
+            span = (bounds.topLeft() + pt(1, -1), bounds.bottomLeft() + pt(1, 1))
+            edge, tick_dir, vertical = bounds.left(), 1, True
+        elif self.orientation == "top":
+            span = (bounds.bottomLeft() + pt(-1, -1), bounds.bottomRight() + pt(1, -1))
+            edge, tick_dir, vertical = bounds.bottom(), -1, False
+        else:
+            span = (bounds.topLeft() + pt(-1, 1), bounds.topRight() + pt(1, 1))
+            edge, tick_dir, vertical = bounds.top(), 1, False
+        points = [self.mapToDevice(q) for q in span]
+        if None in points or points[0] == points[1]:
+            return None
+        lo, hi = self.range
+        dif = hi - lo
+        if dif == 0:
+            scale, offset = 1, 0
+        elif vertical:
+            scale = -bounds.height() / dif
+            offset = lo * scale - bounds.height()
+        else:
+            scale = bounds.width() / dif
+            offset = lo * scale
+        x_min, x_max = sorted((lo * scale - offset, hi * scale - offset))
+        alpha = self.style["tickAlpha"]
+        alpha = 255 if alpha is None else min(255, max(0, int(round(alpha * 255)))) if isinstance(alpha, float) else alpha
+        pen = self.tickPen()
+        if pen.brush().style() == QtCore.Qt.BrushStyle.SolidPattern:
+            pen = QtGui.QPen(pen)
+            colour = QtGui.QColor(pen.color())
+            colour.setAlpha(int(alpha))
+            pen.setColor(colour)
+        end = edge + self.style["tickLength"] * tick_dir
+        ticks = []
+        for v, _token in self.tokens():
+            x = v * scale - offset
+            if x_min <= x <= x_max:
+                ticks.append((pen, pt(edge, x), pt(end, x)) if vertical else (pen, pt(x, edge), pt(x, end)))
+        return (self.pen(), span[0], span[1]), ticks, []
+
     def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph naming)
         show = self.style["showValues"]
-        self.style["showValues"] = False  # the base class draws the line and ticks, we the text
         try:
-            specs = super().generateDrawSpecs(p)
-        finally:
-            self.style["showValues"] = show
+            specs = self._line_specs()
+        except NotImplementedError:
+            self.style["showValues"] = False  # the base class draws the line and ticks, we the text
+            try:
+                specs = super().generateDrawSpecs(p)
+            finally:
+                self.style["showValues"] = show
         self.drawn = []
         if specs is None or not show:
             return specs
@@ -135,27 +204,25 @@ class TokenAxis(pg.AxisItem):
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
+        flags = {"left": align.AlignRight | align.AlignVCenter, "right": align.AlignLeft | align.AlignVCenter,
+                 "top": align.AlignHCenter | align.AlignBottom}.get(self.orientation)
+        if flags is None:  # bottom: angled labels' rect is their footprint on the axis (drawn turned)
+            flags = align.AlignRight | align.AlignTop if self.angled else align.AlignHCenter | align.AlignTop
+        flags = flags | QtCore.Qt.TextFlag.TextDontClip  # one flag value for every label (enum maths is slow)
+        rect_of = QtCore.QRectF
         for line, j in enumerate(keep):
             i, text, start, end, w, h = items[j]
             if self.orientation == "left":
-                rect = QtCore.QRectF(bounds.right() - text_offset - w, start, w, h)
-                flags = align.AlignRight | align.AlignVCenter
+                rect = rect_of(bounds.right() - text_offset - w, start, w, h)
             elif self.orientation == "right":
-                rect = QtCore.QRectF(bounds.left() + text_offset, start, w, h)
-                flags = align.AlignLeft | align.AlignVCenter
-            elif self.orientation == "bottom" and self.angled:  # its footprint on the axis; drawn turned
-                rect = QtCore.QRectF(start, bounds.top() + text_offset, end - start, h)
-                flags = align.AlignRight | align.AlignTop
-            elif self.orientation == "bottom" and self.staggered:  # every other label one line lower
-                rect = QtCore.QRectF(start, bounds.top() + text_offset + (line % 2) * h, w, h)
-                flags = align.AlignHCenter | align.AlignTop
-            elif self.orientation == "bottom":
-                rect = QtCore.QRectF(start, bounds.top() + text_offset, w, h)
-                flags = align.AlignHCenter | align.AlignTop
+                rect = rect_of(bounds.left() + text_offset, start, w, h)
+            elif self.orientation == "bottom" and self.angled:
+                rect = rect_of(start, bounds.top() + text_offset, end - start, h)
+            elif self.orientation == "bottom":  # staggered: every other label one line lower
+                rect = rect_of(start, bounds.top() + text_offset + (line % 2) * h * self.staggered, w, h)
             else:
-                rect = QtCore.QRectF(start, bounds.bottom() - text_offset - h, w, h)
-                flags = align.AlignHCenter | align.AlignBottom
-            specs_text.append((rect, flags | QtCore.Qt.TextFlag.TextDontClip, text))
+                rect = rect_of(start, bounds.bottom() - text_offset - h, w, h)
+            specs_text.append((rect, flags, text))
             self.drawn.append((rect, text, i))
         size = max((it[4] if vertical else it[5]) for it in items) if items else 0
         if self.angled:
@@ -163,9 +230,81 @@ class TokenAxis(pg.AxisItem):
         self._updateMaxTextSize(int(size * (2 if self.staggered else 1)))
         return axis_spec, tick_specs, specs_text
 
+    def paint(self, p, opt, widget) -> None:
+        """As pyqtgraph's, but drawn directly from cached specs: the line and ticks in one call and
+        upright labels as cached :class:`QtGui.QStaticText`, so a label keeps its glyph layout
+        from step to step (recording and replaying ``drawText`` in a QPicture laid every label out
+        twice per change). pyqtgraph sets ``picture`` to None whenever the axis must be laid out
+        again; an empty QPicture marks the cached specs valid. Angled labels use the QPicture."""
+        if self.picture is None:
+            picture = QtGui.QPicture()
+            painter = QtGui.QPainter(picture)
+            try:
+                font = self._font()
+                painter.setFont(font)
+                specs = self.generateDrawSpecs(painter)
+                self._specs = None
+                if specs is not None and self.angled:
+                    self.drawPicture(painter, *specs)
+                elif specs is not None:
+                    axis_spec, tick_specs, text_specs = specs
+                    tick_pen = tick_specs[0][0] if tick_specs else None
+                    if any(t[0] is not tick_pen for t in tick_specs):
+                        tick_pen = None  # pens differ: draw tick by tick
+                    self._specs = (axis_spec, tick_specs, tick_pen, self._static_texts(font, text_specs))
+            finally:
+                painter.end()
+            self.picture = picture
+        self.picture.play(p)
+        if self._specs is None:
+            return
+        (axis_pen, a, b), tick_specs, tick_pen, texts = self._specs
+        p.setRenderHint(p.RenderHint.Antialiasing, False)
+        p.setRenderHint(p.RenderHint.TextAntialiasing, True)
+        p.setPen(axis_pen)
+        p.drawLine(a, b)
+        if tick_pen is not None:
+            p.setPen(tick_pen)
+            p.drawLines([QtCore.QLineF(t[1], t[2]) for t in tick_specs])
+        else:
+            for pen, t1, t2 in tick_specs:
+                p.setPen(pen)
+                p.drawLine(t1, t2)
+        if texts:
+            p.setFont(self._font())
+            p.setPen(self.textPen())
+            p.setClipRect(self.boundingRect().toAlignedRect())
+            for pos, text in texts:
+                p.drawStaticText(pos, text)
+
+    def _static_texts(self, font: QtGui.QFont, text_specs) -> list[tuple[QtCore.QPointF, QtGui.QStaticText]]:
+        """Top-left position and glyphs of each upright label, placed in its rect as ``drawText``
+        with the spec's alignment flags would place it."""
+        font_key = font.toString()
+        if len(self._static) > 4096:
+            self._static.clear()
+        align = QtCore.Qt.AlignmentFlag
+        out = []
+        flags = text_specs[0][1] if text_specs else 0  # one value for every label (see generateDrawSpecs)
+        h_align = 1 if flags & align.AlignRight else 0.5 if flags & align.AlignHCenter else 0
+        v_align = 1 if flags & align.AlignBottom else 0.5 if flags & align.AlignVCenter else 0
+        for rect, _flags, text in text_specs:
+            hit = self._static.get((font_key, text))
+            if hit is None:
+                st = QtGui.QStaticText(text)
+                st.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+                st.prepare(QtGui.QTransform(), font)
+                size = st.size()
+                hit = self._static[(font_key, text)] = (st, size.width(), size.height())
+            st, w, h = hit
+            x = rect.left() + (rect.width() - w) * h_align
+            y = rect.top() + (rect.height() - h) * v_align
+            out.append((QtCore.QPointF(x, y), st))
+        return out
+
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 N803 (pyqtgraph naming)
-        """The base class draws the line, ticks and level labels; angled labels are drawn here,
-        each ending at its tick and rising to it at 45°."""
+        """Angled labels (drawn here, each ending at its tick and rising to it at 45°), or the base
+        class's line, ticks and labels (exports and other callers)."""
         if not self.angled:
             return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         super().drawPicture(p, axisSpec, tickSpecs, [])

@@ -81,6 +81,7 @@ class TopKPanel(pg.PlotWidget):
             else:
                 label.hide()
         for name in ("left", "bottom"):
-            self.showAxis(name)
+            if not self.getAxis(name).isVisible():  # showing a shown axis lays its ticks out again
+                self.showAxis(name)
         self.getAxis("left").setTicks([[(i, t) for i, t in enumerate(self.tokens)]])
         self.setYRange(-0.5, max(n, 1) - 0.5, padding=0)
