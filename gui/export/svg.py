@@ -202,7 +202,9 @@ def marked_cells(widget) -> Iterator[dict[str, CellPicture]]:
             fill = f"01{len(pictures) + 1:04x}"
             rows, cols = pic.rgba.shape[:2]
             marker = QtWidgets.QGraphicsRectItem(QtCore.QRectF(0, 0, cols, rows), m.image.parentItem())
-            marker.setTransform(m.image.transform())
+            bounds = m.image.boundingRect()  # [0, cols] × [0, rows], or [0, 1]² for a thumbnail's UnitImage
+            marker.setTransform(QtGui.QTransform.fromScale(bounds.width() / cols, bounds.height() / rows)
+                                * m.image.transform())
             marker.setPos(m.image.pos())
             marker.setZValue(m.image.zValue())
             marker.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))

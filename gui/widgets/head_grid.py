@@ -12,7 +12,7 @@ from gui.state.view_spec import Cell
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
-from gui.widgets.thumbnails import ThumbnailImage, colour_thumbnails
+from gui.widgets.thumbnails import ThumbnailImage, UnitImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
@@ -177,9 +177,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         view.invertY(True)
         view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
         view.setBackgroundColor((235, 235, 235))
-        im = MatrixImage(view, self.cmap, ThumbnailImage())
-        for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their transforms,
-            item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)  # which change with every step
+        im = MatrixImage(view, self.cmap, ThumbnailImage(), UnitImage())  # both always fill [0, 1]²
+        for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their geometry
+            item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)
         lay.images.append(im)
         lay.views.append(view)
 

@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui
 
 from gui.state.view_data import quote
 from gui.widgets.cell_values import CellValues
-from gui.widgets.labels import token_axes, wrap_title
+from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import HATCH, LEGEND, hatch_size
 from gui.widgets.pg_config import configure
 
@@ -25,6 +25,20 @@ SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 # colour-map entries: over 256, pyqtgraph maps the weights to RGBA with numpy; with 256 or fewer it
 # builds an indexed image's colour table in Python (256 qRgb calls) at every render of every map
 LUT_POINTS = 512
+
+
+_LUTS: dict[int, tuple[pg.ColorMap, np.ndarray]] = {}
+
+
+def lookup_table(cmap: pg.ColorMap) -> np.ndarray:
+    """``cmap``'s colour table of ``LUT_POINTS`` entries, the same array for the same colour map
+    (the grid's thumbnails then share one table, and are coloured as one group per step)."""
+    hit = _LUTS.get(id(cmap))
+    if hit is None or hit[0] is not cmap:
+        if len(_LUTS) > 64:
+            _LUTS.clear()
+        hit = _LUTS[id(cmap)] = (cmap, cmap.getLookupTable(nPts=LUT_POINTS))
+    return hit[1]
 
 
 def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarItem:
@@ -74,13 +88,15 @@ def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.
 
 
 class MatrixImage:
-    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image``: the
-    (row-major) item to use, e.g. a :class:`gui.widgets.thumbnails.ThumbnailImage`."""
+    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image`` and
+    ``overlay``: the (row-major) items to use, e.g. :class:`gui.widgets.thumbnails.ThumbnailImage`
+    and :class:`gui.widgets.thumbnails.UnitImage` for a thumbnail (``set(..., unit=True)``)."""
 
-    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap, image: pg.ImageItem | None = None) -> None:
+    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
+                 overlay: pg.ImageItem | None = None) -> None:
         self.image = image if image is not None else pg.ImageItem(axisOrder="row-major")
-        self.overlay = pg.ImageItem(axisOrder="row-major")
-        self.image.setLookupTable(cmap.getLookupTable(nPts=LUT_POINTS))
+        self.overlay = overlay if overlay is not None else pg.ImageItem(axisOrder="row-major")
+        self.image.setLookupTable(lookup_table(cmap))
         view.addItem(self.image)
         view.addItem(self.overlay)
         self.shape: tuple[int, int] = (0, 0)
@@ -95,7 +111,7 @@ class MatrixImage:
             self._placed[id(item)] = key
 
     def set_colormap(self, cmap: pg.ColorMap) -> None:
-        self.image.setLookupTable(cmap.getLookupTable(nPts=LUT_POINTS))
+        self.image.setLookupTable(lookup_table(cmap))
 
     def set(self, matrix: np.ndarray, mask: np.ndarray | None, overlay: np.ndarray | None = None,
             levels: tuple[float, float] = (0.0, 1.0), unit: bool = False) -> None:
@@ -146,6 +162,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.invertY(True)  # row 0 (first query) at the top
+        no_si_prefix(self.plot)
         self.view = self.plot.getViewBox()
         self.matrix_image = MatrixImage(self.view, cmap)
         self.colorbar = colour_bar((0, 1), cmap)

@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.widgets.labels import token_axes, wrap_title
+from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import HATCH, LEGEND, MASKED_RGB, OPEN_RGB, hatch_size
 
 
@@ -41,6 +41,7 @@ class MaskView(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
+        no_si_prefix(self.getPlotItem())
         self.title = title
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph import functions as fn
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
+
+UNIT = QtCore.QRectF(0.0, 0.0, 1.0, 1.0)
 
 
 def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray) -> np.ndarray:
@@ -40,13 +42,63 @@ def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray
     return np.ascontiguousarray(lut)[idx]
 
 
-class ThumbnailImage(pg.ImageItem):
-    """A row-major ImageItem that can be handed its colours (:meth:`set_colours`) computed for many
+class UnitImage(pg.ImageItem):
+    """A row-major ImageItem that always fills ``[0, 1]²`` of its view, whatever its image's shape.
+
+    pyqtgraph's item spans ``[0, cols] × [0, rows]`` and is scaled into place; a thumbnail's
+    decoder map gains a row at every step, so every step changed every thumbnail's geometry and
+    transform (a scene-index update per item). Here the bounds never change: the image is drawn
+    straight into the unit square. ``setRect`` accepts only that square."""
+
+    def __init__(self) -> None:
+        super().__init__(axisOrder="row-major")
+
+    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
+        return QtCore.QRectF(UNIT) if self.image is not None else QtCore.QRectF()
+
+    def setRect(self, *args) -> None:  # noqa: N802 (pyqtgraph naming)
+        """Raises ValueError for any rect but ``[0, 1]²`` (the item is always drawn there)."""
+        rect = args[0] if len(args) == 1 else QtCore.QRectF(*args)
+        if QtCore.QRectF(rect) != UNIT:
+            raise ValueError(f"a UnitImage always fills [0, 1]², not {rect}")
+        if not self.transform().isIdentity():
+            self.resetTransform()
+
+    def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
+        """As pyqtgraph's for a 2-D or RGBA array with explicit levels (or none needed), without
+        the geometry change a new shape causes there: only the first image changes the bounds."""
+        if image is None or autoLevels or not isinstance(image, np.ndarray):
+            return super().setImage(image, autoLevels, **kargs)
+        if self._xp is not np:  # the array module pyqtgraph renders with (numpy here, never cupy)
+            self._xp = np
+            self._processingBuffer = None
+        if self.image is None:
+            self.prepareGeometryChange()
+        self.image = image.view()
+        self._imageHasNans = None
+        self._imageNanLocations = None
+        self.setOpts(update=False, **kargs)
+        self._renderRequired = True
+        self.update()
+        return None
+
+    def paint(self, painter, *args) -> None:
+        if self.image is None:
+            return
+        if self._renderRequired:
+            self.render()
+            if self._unrenderable:
+                return
+        painter.drawImage(UNIT, self.qimage)
+
+
+class ThumbnailImage(UnitImage):
+    """A :class:`UnitImage` that can be handed its colours (:meth:`set_colours`) computed for many
     maps at once. Any later change of image, levels or colour table drops them, and the item
     colours itself as pyqtgraph does."""
 
     def __init__(self) -> None:
-        super().__init__(axisOrder="row-major")
+        super().__init__()
         self._colours: np.ndarray | None = None
 
     def set_colours(self, rgba: np.ndarray) -> None:
@@ -79,7 +131,7 @@ class ThumbnailImage(pg.ImageItem):
 
 def colour_thumbnails(items: list[ThumbnailImage]) -> None:
     """Colour every item's current image in as few :func:`colour_stack` calls as there are
-    distinct (shape, levels, colour table) among them, and hand each item its colours. Items with
+    distinct (shape, levels, colour table object) among them, and hand each item its colours. Items with
     no image, or a colour table pyqtgraph draws otherwise (≤ 256 entries), colour themselves."""
     groups: dict[tuple, list[ThumbnailImage]] = {}
     for it in items:
@@ -90,8 +142,8 @@ def colour_thumbnails(items: list[ThumbnailImage]) -> None:
         levels = tuple(float(x) for x in np.ravel(it.levels))
         if len(levels) != 2:
             continue
-        groups.setdefault((img.shape, levels, lut.shape, lut.tobytes()), []).append(it)
-    for (_shape, levels, _lut_shape, _lut), group in groups.items():
+        groups.setdefault((img.shape, levels, id(lut)), []).append(it)  # one table object: one group
+    for (_shape, levels, _lut), group in groups.items():
         rgba = colour_stack(np.stack([it.image for it in group]), levels, group[0].lut)
         for it, colours in zip(group, rgba):
             it.set_colours(colours)

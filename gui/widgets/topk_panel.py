@@ -6,7 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from gui.widgets.labels import token_axes
+from gui.widgets.labels import no_si_prefix, token_axes
 
 
 class TopKPanel(pg.PlotWidget):
@@ -20,6 +20,7 @@ class TopKPanel(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideButtons()
         self.getPlotItem().invertY(True)
+        no_si_prefix(self.getPlotItem())
         self.setXRange(0, 1.05, padding=0.02)  # values sit inside long bars, after short ones
         self.font = QtGui.QFont()
         self.setLabel("bottom", "probability")
