@@ -12,6 +12,7 @@ from gui.state.view_spec import Cell
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
+from gui.widgets.pg_config import no_background_cache
 from gui.widgets.thumbnails import ThumbnailImage, UnitImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
@@ -81,6 +82,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         super().__init__(parent)
         self.cmap = cmap
         self.ci.setSpacing(2)
+        no_background_cache(self)
         self._layouts: dict[tuple, _Layout] = {}  # grid shape -> its built layout (kept: switching is cheap)
         self._cur = _Layout(self.ci)
         self.keys: list[tuple] = []

@@ -16,7 +16,7 @@ from gui.state.view_data import quote
 from gui.widgets.cell_values import CellValues
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import HATCH, LEGEND, hatch_size
-from gui.widgets.pg_config import configure
+from gui.widgets.pg_config import configure, no_background_cache
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
@@ -105,7 +105,7 @@ class MatrixImage:
     def _place(self, item: pg.ImageItem, rect: QtCore.QRectF, shape: tuple) -> None:
         """``item.setRect(rect)`` unless it already spans ``rect`` with an image of ``shape`` (its
         transform depends on both; recomputing it for every thumbnail of every step costs ms)."""
-        key = (rect.getRect(), tuple(shape))
+        key = rect.getRect() if getattr(item, "fills_unit", False) else (rect.getRect(), tuple(shape))  # UnitImage
         if self._placed.get(id(item)) != key:
             item.setRect(rect)
             self._placed[id(item)] = key
@@ -163,6 +163,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.hideButtons()
         self.plot.invertY(True)  # row 0 (first query) at the top
         no_si_prefix(self.plot)
+        no_background_cache(self)
         self.view = self.plot.getViewBox()
         self.matrix_image = MatrixImage(self.view, cmap)
         self.colorbar = colour_bar((0, 1), cmap)

@@ -39,6 +39,9 @@ def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -
     return [0]
 
 
+_LAID_OUT = QtGui.QPicture()  # TokenAxis.picture while its cached specs are valid (pyqtgraph resets it to None)
+
+
 class TokenAxis(pg.AxisItem):
     """An AxisItem for token ticks set with ``setTicks([[(i + 0.5, token), …]])``."""
 
@@ -52,7 +55,7 @@ class TokenAxis(pg.AxisItem):
         self.setAcceptHoverEvents(True)
         self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
         self._static: dict[tuple, tuple] = {}  # (font, shown text) -> (its laid-out glyphs, width, height)
-        self._specs: tuple | None = None  # what paint() draws: line, ticks, tick pen, upright labels
+        self._specs: tuple | None = None  # what paint() draws (see _prepare)
 
     def setTicks(self, ticks) -> None:  # noqa: N802 (pyqtgraph naming)
         """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
@@ -112,8 +115,8 @@ class TokenAxis(pg.AxisItem):
         else:
             span = (bounds.topLeft() + pt(-1, 1), bounds.topRight() + pt(1, 1))
             edge, tick_dir, vertical = bounds.top(), 1, False
-        points = [self.mapToDevice(q) for q in span]
-        if None in points or points[0] == points[1]:
+        to_device = self.deviceTransform_()  # None outside a view (as in the base's mapToDevice)
+        if to_device is None or to_device.map(span[0]) == to_device.map(span[1]):
             return None
         lo, hi = self.range
         dif = hi - lo
@@ -235,39 +238,32 @@ class TokenAxis(pg.AxisItem):
         upright labels as cached :class:`QtGui.QStaticText`, so a label keeps its glyph layout
         from step to step (recording and replaying ``drawText`` in a QPicture laid every label out
         twice per change). pyqtgraph sets ``picture`` to None whenever the axis must be laid out
-        again; an empty QPicture marks the cached specs valid. Angled labels use the QPicture."""
+        again; :data:`_LAID_OUT` marks the cached specs valid."""
         if self.picture is None:
-            picture = QtGui.QPicture()
-            painter = QtGui.QPainter(picture)
+            p.save()
             try:
-                font = self._font()
-                painter.setFont(font)
-                specs = self.generateDrawSpecs(painter)
-                self._specs = None
-                if specs is not None and self.angled:
-                    self.drawPicture(painter, *specs)
-                elif specs is not None:
-                    axis_spec, tick_specs, text_specs = specs
-                    tick_pen = tick_specs[0][0] if tick_specs else None
-                    if any(t[0] is not tick_pen for t in tick_specs):
-                        tick_pen = None  # pens differ: draw tick by tick
-                    self._specs = (axis_spec, tick_specs, tick_pen, self._static_texts(font, text_specs))
+                specs = self.generateDrawSpecs(p)
             finally:
-                painter.end()
-            self.picture = picture
-        self.picture.play(p)
+                p.restore()
+            self._specs = None if specs is None else self._prepare(specs)
+            self.picture = _LAID_OUT
         if self._specs is None:
             return
-        (axis_pen, a, b), tick_specs, tick_pen, texts = self._specs
+        angled, (axis_pen, a, b), tick_pen, ticks, texts = self._specs
         p.setRenderHint(p.RenderHint.Antialiasing, False)
         p.setRenderHint(p.RenderHint.TextAntialiasing, True)
+        if angled:  # rare (crowded bottom labels): drawn by drawPicture at every paint
+            p.save()
+            self.drawPicture(p, *texts)
+            p.restore()
+            return
         p.setPen(axis_pen)
         p.drawLine(a, b)
         if tick_pen is not None:
             p.setPen(tick_pen)
-            p.drawLines([QtCore.QLineF(t[1], t[2]) for t in tick_specs])
+            p.drawLines(ticks)
         else:
-            for pen, t1, t2 in tick_specs:
+            for pen, t1, t2 in ticks:
                 p.setPen(pen)
                 p.drawLine(t1, t2)
         if texts:
@@ -276,6 +272,18 @@ class TokenAxis(pg.AxisItem):
             p.setClipRect(self.boundingRect().toAlignedRect())
             for pos, text in texts:
                 p.drawStaticText(pos, text)
+
+    def _prepare(self, specs) -> tuple:
+        """What :meth:`paint` draws: (angled, axis line spec, tick pen or None, ticks, labels)."""
+        axis_spec, tick_specs, text_specs = specs
+        if self.angled:
+            return True, axis_spec, None, [], specs
+        pen = tick_specs[0][0] if tick_specs else None
+        if all(t[0] is pen for t in tick_specs):
+            ticks = [QtCore.QLineF(t[1], t[2]) for t in tick_specs]
+        else:  # pens differ: drawn tick by tick
+            pen, ticks = None, tick_specs
+        return False, axis_spec, pen, ticks, self._static_texts(self._font(), text_specs)
 
     def _static_texts(self, font: QtGui.QFont, text_specs) -> list[tuple[QtCore.QPointF, QtGui.QStaticText]]:
         """Top-left position and glyphs of each upright label, placed in its rect as ``drawText``

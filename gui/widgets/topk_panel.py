@@ -7,6 +7,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.widgets.labels import no_si_prefix, token_axes
+from gui.widgets.pg_config import no_background_cache
 
 
 class TopKPanel(pg.PlotWidget):
@@ -21,6 +22,7 @@ class TopKPanel(pg.PlotWidget):
         self.hideButtons()
         self.getPlotItem().invertY(True)
         no_si_prefix(self.getPlotItem())
+        no_background_cache(self)
         self.setXRange(0, 1.05, padding=0.02)  # values sit inside long bars, after short ones
         self.font = QtGui.QFont()
         self.setLabel("bottom", "probability")
