@@ -1,0 +1,147 @@
+"""The fast drawing paths of the per-step views draw what the plain pyqtgraph paths draw: token
+labels where ``TokenAxis.drawn`` says, thumbnail and mask colours pixel for pixel, thumbnails in
+their view's unit square whatever the map's shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from gui.state.view_spec import Cell
+from gui.widgets.head_grid import HeadGrid
+from gui.widgets.heatmap import LUT_POINTS, Heatmap
+from gui.widgets.mask_panel import MaskView, OpaqueImage, mask_rgba
+from gui.widgets.thumbnails import UnitImage, colour_stack
+from gui.widgets.topk_panel import TopKPanel
+
+
+def rgba_of(image: QtGui.QImage) -> np.ndarray:
+    q = image.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    h, w = q.height(), q.width()
+    return np.frombuffer(q.constBits(), np.uint8).reshape(h, q.bytesPerLine())[:, : w * 4].reshape(h, w, 4).copy()
+
+
+def test_colour_stack_bgra_is_rgba_with_red_and_blue_swapped(qapp):
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    stack = np.random.default_rng(3).random((4, 6, 9)).astype(np.float32)
+    rgba = colour_stack(stack, (0.0, 1.0), lut)
+    bgra = colour_stack(stack, (0.0, 1.0), lut, bgra=True)
+    np.testing.assert_array_equal(bgra, rgba[..., [2, 1, 0, 3]])
+    np.testing.assert_array_equal(rgba[..., :3], lut[np.clip((stack * LUT_POINTS).astype(int), 0, LUT_POINTS - 1)])
+
+
+def test_unit_image_keeps_its_bounds_as_the_map_grows(qapp):
+    item = UnitImage()
+    assert item.boundingRect().isEmpty()  # nothing to draw yet
+    for rows in (3, 4, 40):
+        item.setImage(np.zeros((rows, 7), np.float32), levels=(0, 1), autoLevels=False)
+        assert item.boundingRect() == QtCore.QRectF(0, 0, 1, 1) and item.transform().isIdentity()
+        assert item.image.shape == (rows, 7)
+    item.setRect(QtCore.QRectF(0, 0, 1, 1))  # its own square: accepted
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        item.setRect(QtCore.QRectF(0, 0, 7, 40))
+
+
+def test_grid_thumbnails_are_rgb32_and_fill_their_views(qtbot):
+    """Each thumbnail is drawn as RGB32 over exactly its view's area: the grid's screen pixels in
+    the middle of cell (r, c) of a thumbnail are that cell's colour."""
+    grid = HeadGrid(pg.colormap.get("viridis"))
+    qtbot.addWidget(grid)
+    grid.resize(500, 400)
+    grid.show()
+    rng = np.random.default_rng(5)
+    mats = [rng.random((3, 4)).astype(np.float32) for _ in range(4)]
+    grid.set_cells([Cell(f"L1 H{i + 1}", m, None, (0, i)) for i, m in enumerate(mats)], 2)
+    qtbot.waitUntil(lambda: grid.views[0].width() > 20)
+    shot = rgba_of(grid.grab().toImage())
+    ratio = grid.devicePixelRatioF()
+    for im, view, m in zip(grid.images, grid.views, mats):
+        item = im.image
+        item.render()
+        assert item.qimage.format() == QtGui.QImage.Format.Format_RGB32
+        colours = colour_stack(m[None], (0.0, 1.0), item.lut)[0]  # pyqtgraph's arithmetic, RGBA
+        np.testing.assert_array_equal(rgba_of(item.qimage), colours)
+        rect = view.sceneBoundingRect()
+        for r in range(3):
+            for c in range(4):
+                x = grid.mapFromScene(QtCore.QPointF(rect.left() + (c + 0.5) * rect.width() / 4, 0)).x()
+                y = grid.mapFromScene(QtCore.QPointF(0, rect.top() + (r + 0.5) * rect.height() / 3)).y()
+                np.testing.assert_array_equal(shot[int(y * ratio), int(x * ratio), :3], colours[r, c, :3])
+
+
+def test_opaque_image_draws_mask_colours_exactly(qapp):
+    img = np.array([[0, 1, np.nan], [1, np.nan, 0]], dtype=np.float32)
+    rgba = mask_rgba(img)
+    item = OpaqueImage(axisOrder="row-major")
+    item.setImage(rgba, autoLevels=False)
+    item.render()
+    assert item.qimage.format() == QtGui.QImage.Format.Format_RGB32
+    np.testing.assert_array_equal(rgba_of(item.qimage), rgba)
+    see_through = rgba.copy()
+    see_through[0, 0, 3] = 0  # not opaque: drawn as pyqtgraph draws it
+    item.setImage(see_through, autoLevels=False)
+    item.render()
+    assert item.qimage.format() != QtGui.QImage.Format.Format_RGB32
+    np.testing.assert_array_equal(rgba_of(item.qimage)[1], see_through[1])
+
+
+def test_mask_view_keeps_an_unchanged_mask(qtbot):
+    view = MaskView("mask")
+    qtbot.addWidget(view)
+    img = np.array([[0, 1, 1], [0, 0, 1]], dtype=np.float32)
+    view.set_mask(img, ["a", "b"], ["x", "y", "z"])
+    shown = view.image.image
+    view.set_mask(img.copy(), ["a", "b"], ["x", "y", "z"])  # equal, not the same object
+    assert view.image.image is shown
+    view.set_mask(img, ["a", "c"], ["x", "y", "z"])  # a new row token: drawn again
+    assert view.image.image is not shown
+    np.testing.assert_array_equal(view.mask, img == 1)
+
+
+def _ink(axis, draw) -> np.ndarray:
+    """Dark pixels ``[h, w]`` of ``axis`` drawn by ``draw(painter)`` on white, in item coordinates."""
+    bounds = axis.boundingRect()
+    img = QtGui.QImage(int(bounds.width()) + 1, int(bounds.height()) + 1, QtGui.QImage.Format.Format_RGB32)
+    img.fill(QtGui.QColor("white"))
+    p = QtGui.QPainter(img)
+    p.translate(-bounds.left(), -bounds.top())
+    draw(p)
+    p.end()
+    return rgba_of(img)[..., :3].min(axis=-1) < 200  # text and lines (grey or black), not the white
+
+
+def test_token_labels_are_drawn_as_pyqtgraph_draws_them(qtbot):
+    """The cached glyphs land where pyqtgraph's ``drawText`` puts each label (ink overlap ≥ 90 %),
+    and the axis keeps its layout when the same range is set or it is shown again."""
+    view = MaskView("mask")
+    qtbot.addWidget(view)
+    view.resize(420, 360)
+    view.show()
+    tokens = [f"▁tok{i}" for i in range(12)]
+    view.set_mask(np.zeros((12, 12), np.float32), tokens, tokens)
+    qtbot.waitUntil(lambda: bool(view.getAxis("left").drawn))
+    view.grab()  # painted: every axis laid out
+    for name in ("left", "bottom"):
+        axis = view.getAxis(name)
+        assert len(axis.drawn) >= 4 and axis.picture is not None
+        axis.setRange(*axis.range)
+        assert axis.picture is not None  # the same range again: the drawn layout is kept
+        axis.show()
+        assert axis.picture is not None  # shown again while shown: kept too
+        fast = _ink(axis, lambda p, a=axis: a.paint(p, None, None))
+        plain = _ink(axis, lambda p, a=axis: pg.AxisItem.drawPicture(a, p, *a.generateDrawSpecs(p)))
+        assert plain.sum() > 100
+        assert (fast & plain).sum() / (fast | plain).sum() >= 0.9
+
+
+@pytest.mark.parametrize("make", [lambda: Heatmap(pg.colormap.get("viridis")), TopKPanel, lambda: MaskView("m"),
+                                  lambda: HeadGrid(pg.colormap.get("viridis"))])
+def test_per_step_views_paint_their_background_directly(qtbot, make):
+    view = make()
+    qtbot.addWidget(view)
+    assert view.cacheMode() == QtWidgets.QGraphicsView.CacheModeFlag.CacheNone
+    plot = view.plot if isinstance(view, Heatmap) else getattr(view, "getPlotItem", lambda: None)()
+    if plot is not None:
+        assert not any(plot.getAxis(side).autoSIPrefix for side in ("left", "bottom", "right", "top"))
