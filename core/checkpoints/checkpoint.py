@@ -243,7 +243,7 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
     tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config, "tgt")
     dev = resolve_device("cpu" if precision == "int8" and device == "auto" else device)  # int8 runs on the CPU
     report("building the model", 0.05)
-    model = Transformer(config)
+    model = Transformer(config, init_weights=False)  # every weight is read next (_read_weights checks)
     tensors = _read_weights(path / WEIGHTS, model, report)
     model.load_state_dict(tensors, strict=False)  # tied aliases are filled through their twin
     report(f"moving to {dev.type.upper()}", 0.95)
