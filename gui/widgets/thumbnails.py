@@ -88,26 +88,6 @@ class UnitImage(pg.ImageItem):
         self.update()
         return None
 
-    _shared: tuple | None = None  # (memory key, RGBA array, its QImage): the last hatch made into an image
-
-    def render(self) -> None:
-        """A plain RGBA uint8 image (a hatch overlay) becomes a QImage on its memory; the cells of a
-        grid share one hatch array, so its QImage is made once and shared. Anything else renders
-        as pyqtgraph renders it."""
-        img = self.image
-        if (img is None or img.ndim != 3 or img.dtype != np.uint8 or img.shape[2] != 4 or self.lut is not None
-                or self.levels is not None
-                or not img.flags.c_contiguous):
-            return super().render()
-        key = (img.__array_interface__["data"][0], img.shape, img.strides)  # the same memory (held below)
-        shared = UnitImage._shared
-        if shared is None or shared[0] != key:
-            shared = UnitImage._shared = (key, img, fn.ndarray_to_qimage(img, QtGui.QImage.Format.Format_RGBA8888))
-        self.qimage = shared[2]
-        self._renderRequired = False
-        self._unrenderable = False
-        return None
-
     def paint(self, painter, *args) -> None:
         if self.image is None:
             return

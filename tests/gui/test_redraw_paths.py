@@ -145,20 +145,3 @@ def test_per_step_views_paint_their_background_directly(qtbot, make):
     plot = view.plot if isinstance(view, Heatmap) else getattr(view, "getPlotItem", lambda: None)()
     if plot is not None:
         assert not any(plot.getAxis(side).autoSIPrefix for side in ("left", "bottom", "right", "top"))
-
-
-def test_cells_sharing_a_hatch_share_its_image(qapp):
-    hatch = np.zeros((6, 8, 4), np.uint8)
-    hatch[::2, :, :] = (120, 120, 120, 255)  # grey stripes, transparent between
-    a, b = UnitImage(), UnitImage()
-    for item in (a, b):
-        item.setImage(hatch, autoLevels=False)
-        item.render()
-    assert a.qimage is b.qimage  # made once for the grid
-    np.testing.assert_array_equal(rgba_of(a.qimage), hatch)
-    other = hatch.copy()
-    other[1, :, :] = (120, 120, 120, 255)
-    b.setImage(other, autoLevels=False)
-    b.render()
-    assert b.qimage is not a.qimage
-    np.testing.assert_array_equal(rgba_of(b.qimage), other)
