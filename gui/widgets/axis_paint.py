@@ -43,8 +43,8 @@ class CachedAxisPaint:
         else:
             span = (bounds.topLeft() + pt(-1, 1), bounds.topRight() + pt(1, 1))
             edge, tick_dir, vertical = bounds.top(), 1, False
-        to_device = self.deviceTransform_()  # None outside a view (as in the base's mapToDevice)
-        if to_device is None or to_device.map(span[0]) == to_device.map(span[1]):
+        ends = [self.mapToDevice(q) for q in span]  # None outside a view (public in every pyqtgraph)
+        if None in ends or ends[0] == ends[1]:
             return None
         lo, hi = self.range
         dif = hi - lo
