@@ -74,7 +74,9 @@ def test_drop_overlaps_removes_exact_and_near_duplicates_and_keeps_the_rest():
 @pytest.mark.parametrize("ko,en,kept", [
     ("고양이가 물을 마셔요.", "The cat drinks water.", True),
     ("The cat drinks water.", "The cat drinks water.", False),  # no Hangul: a copy, not a translation
-    ("고양이 고양이 고양이 고양이", "cats", False),  # a decoding loop
+    ("고양이 고양이 고양이", "cats and cats", False),  # a decoding loop: a word three times
+    ("직원원원들은 버터를 썼다.", "The staff used butter.", False),  # a syllable three times
+    ("정말 정말 좋아요.", "I really, really like it.", True),  # twice is language, not a loop
     ("가", "The cat drinks water every single morning before work.", False),  # far too short
     ("", "Hello.", False),
 ])
