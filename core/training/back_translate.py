@@ -31,7 +31,8 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 def keep_pair(ko: str, en: str, min_ratio: float = 0.15, max_ratio: float = 1.5) -> bool:
     """Whether a back-translated pair is kept: ``ko`` holds Hangul, has no decoding loop (a word 3 or
-    more times in a row, or a Hangul syllable 3 times in a row: "자주 자주 자주", "직원원원"), and ``len(ko) / len(en)`` in characters is within
+    more times in a row, or a Hangul syllable 3 times in a row: "자주 자주 자주", "직원원원"), and
+    ``len(ko) / len(en)`` in characters is within
     [``min_ratio``, ``max_ratio``] (Korean runs about 0.3–0.6 of English's length in characters)."""
     if not ko.strip() or not _HANGUL.search(ko):
         return False

@@ -38,12 +38,53 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\b|[:;]")
 
 
-def wordnet_examples(folder: str | Path, min_words: int = 3, max_words: int = 30) -> list[str]:
+SUBJECT_OR_AUX = frozenset("i you he she it we they is was are were am has have had will would can could did does "
+                           "do should must may might shall".split())
+
+
+def wordnet_past_forms(folder: str | Path) -> frozenset[str]:
+    """Past-tense and participle forms of WordNet's verbs: the irregular forms of ``verb.exc`` ending in
+    -ed/-d/-t/-n or not (every form listed there), and lemma + "ed"/"d" for each one-word lemma of
+    ``index.verb`` (regular past forms). Used to tell a clause ("the grass tickled her calves") from a
+    noun phrase ("a slow walk")."""
+    folder = Path(folder)
+    forms: set[str] = set()
+    exc = folder / "verb.exc"
+    if exc.is_file():
+        forms.update(line.split()[0] for line in exc.read_text(encoding="latin-1").splitlines() if line.strip())
+    index = folder / "index.verb"
+    if index.is_file():
+        for line in index.read_text(encoding="latin-1").splitlines():
+            lemma = line.split(" ", 1)[0]
+            if line.startswith(" ") or "_" in lemma:
+                continue
+            forms.add(lemma + ("d" if lemma.endswith("e") else "ed"))
+    return frozenset(forms)
+
+
+def sentence_case(text: str, past_forms: frozenset[str] = frozenset()) -> str:
+    """``text`` with a capital first letter, and a full stop added when it reads as a clause (a subject
+    pronoun or auxiliary, or after its first word a past form from ``past_forms``; hyphenated words are
+    not counted) and ends without ``.``, ``!``, ``?`` or a quote. Noun phrases stay without a stop
+    ("A terrible curse"). Training targets then look like the rest of the English side."""
+    if not text:
+        return text
+    words = [w for w in re.split(r"\s+", text.lower()) if w]
+    plain = [re.sub(r"[^a-z']", "", w) for w in words if "-" not in w]
+    clause = any(w in SUBJECT_OR_AUX for w in plain) or any(w in past_forms for w in plain[1:])
+    out = text[0].upper() + text[1:]
+    if clause and out[-1] not in ".!?\"'":
+        out += "."
+    return out
+
+
+def wordnet_examples(folder: str | Path, min_words: int = 3, max_words: int = 30, case: bool = False) -> list[str]:
     """The quoted usage examples of WordNet's ``data.*`` files, in file order, without repeats.
 
     An example is a ``"…"`` span after the ``|`` that starts a synset's gloss; lines of the licence
     header (which start with two spaces) are skipped. Only examples of ``min_words``..``max_words``
-    words are kept.
+    words are kept. With ``case``, each is passed through :func:`sentence_case` (WordNet writes most
+    examples in lower case without a stop).
 
     Raises:
         FileNotFoundError: ``folder`` has no ``data.noun``.
@@ -51,6 +92,7 @@ def wordnet_examples(folder: str | Path, min_words: int = 3, max_words: int = 30
     folder = Path(folder)
     if not (folder / "data.noun").is_file():
         raise FileNotFoundError(f"no WordNet data.noun in {folder} (Debian: apt-get install wordnet-base)")
+    past = wordnet_past_forms(folder) if case else frozenset()
     out: dict[str, None] = {}
     for pos in ("noun", "verb", "adj", "adv"):
         path = folder / f"data.{pos}"
@@ -62,7 +104,7 @@ def wordnet_examples(folder: str | Path, min_words: int = 3, max_words: int = 30
             for ex in re.findall(r'"([^"]+)"', line.split("|", 1)[1]):
                 ex = " ".join(ex.split()).strip(" ;,")
                 if min_words <= len(ex.split()) <= max_words:
-                    out[ex] = None
+                    out[sentence_case(ex, past) if case else ex] = None
     return list(out)
 
 
@@ -146,6 +188,8 @@ def drop_overlaps(lines: list[str], exclude: list[str], threshold: float = 0.6) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wordnet", help="folder with WordNet's data.noun … (Debian: /usr/share/wordnet)")
+    ap.add_argument("--sentence-case", action="store_true",
+                    help="capitalise WordNet examples, and end those that read as clauses with a full stop")
     ap.add_argument("--docstrings", nargs="*", default=[], help="installed Python packages to read docstrings from")
     ap.add_argument("--topic", action="store_true", help="keep only docstring sentences naming a lecture word")
     ap.add_argument("--exclude", nargs="*", default=[], help="English evaluation files (.en, or .tsv fixtures)")
@@ -154,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     found: dict[str, None] = {}
     if args.wordnet:
-        ex = wordnet_examples(args.wordnet)
+        ex = wordnet_examples(args.wordnet, case=args.sentence_case)
         print(f"WordNet examples: {len(ex)}")
         found.update(dict.fromkeys(ex))
     for pkg in args.docstrings:

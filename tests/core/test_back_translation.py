@@ -110,3 +110,17 @@ def test_back_translate_resumes_after_a_crash_with_the_same_output(tmp_path, tin
     assert bt.back_translate(str(tiny_checkpoint), lines, tmp_path / "b", chunk=2, keep=keep_all)["done"] == 5
     for ext in (".ko", ".en"):
         assert (tmp_path / f"b{ext}").read_text(encoding="utf-8") == (tmp_path / f"a{ext}").read_text(encoding="utf-8")
+
+
+def test_sentence_case_adds_a_stop_only_to_clauses(tmp_path):
+    (tmp_path / "verb.exc").write_text("ran run\n", encoding="latin-1")
+    (tmp_path / "index.verb").write_text("  1 licence line\ntickle v 1 1 @ 1 0 01\nfoot v 1 1 @ 1 0 02\nbreak_down v 1 0\n",
+                                         encoding="latin-1")
+    from core.training.monolingual import sentence_case, wordnet_past_forms
+    past = wordnet_past_forms(tmp_path)
+    assert past == {"ran", "tickled", "footed"}
+    assert sentence_case("the grass tickled her calves", past) == "The grass tickled her calves."
+    assert sentence_case("he was asking", past) == "He was asking."
+    assert sentence_case("a terrible curse", past) == "A terrible curse"
+    assert sentence_case("a slow flat-footed walk", past) == "A slow flat-footed walk"  # hyphenated: not a verb
+    assert sentence_case("did she go?", past) == "Did she go?"
