@@ -41,10 +41,6 @@ def keep_pair(ko: str, en: str, min_ratio: float = 0.15, max_ratio: float = 1.5)
     return min_ratio <= len(ko) / max(len(en), 1) <= max_ratio
 
 
-def _count_lines(path: Path) -> int:
-    return len(read_lines(path)) if path.is_file() else 0
-
-
 def back_translate(checkpoint: str, lines: list[str], out: str | Path, chunk: int = 2000,
                    batch_size: int = 64, keep=keep_pair) -> dict:
     """Translate ``lines`` (English) with the English→Korean ``checkpoint`` into ``OUT.ko``/``OUT.en``.
@@ -58,12 +54,14 @@ def back_translate(checkpoint: str, lines: list[str], out: str | Path, chunk: in
     """
     out = Path(out)
     ko_path, en_path, prog_path = (out.with_name(out.name + s) for s in (".ko", ".en", ".progress.json"))
-    done = json.loads(prog_path.read_text())["done"] if prog_path.is_file() else 0
-    if done == 0:
-        ko_path.write_text("", encoding="utf-8")
-        en_path.write_text("", encoding="utf-8")
+    progress = json.loads(prog_path.read_text()) if prog_path.is_file() else {"done": 0, "kept": 0}
+    done, kept = progress["done"], progress["kept"]
+    # back to the last recorded chunk: a stop between the appends and the progress file leaves
+    # lines of a chunk that will be translated again
+    for path in (ko_path, en_path):
+        old = read_lines(path)[:kept] if kept and path.is_file() else []
+        path.write_text("".join(x + "\n" for x in old), encoding="utf-8")
     ckpt = load_checkpoint(checkpoint, device="cpu")
-    kept = _count_lines(ko_path)
     for start in range(done, len(lines), chunk):
         src = lines[start : start + chunk]
         hyp = translate_corpus(ckpt, src, batch_size=batch_size)

@@ -106,6 +106,8 @@ def test_back_translate_resumes_after_a_crash_with_the_same_output(tmp_path, tin
     with pytest.raises(KeyboardInterrupt):
         bt.back_translate(str(tiny_checkpoint), lines, tmp_path / "b", chunk=2, keep=keep_all)
     assert len((tmp_path / "b.ko").read_text(encoding="utf-8").splitlines()) == 2
+    with (tmp_path / "b.ko").open("a", encoding="utf-8") as f:  # a stop after appending, before the progress file
+        f.write("partial chunk line\n")
     monkeypatch.setattr(bt, "translate_corpus", real)
     assert bt.back_translate(str(tiny_checkpoint), lines, tmp_path / "b", chunk=2, keep=keep_all)["done"] == 5
     for ext in (".ko", ".en"):
