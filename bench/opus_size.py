@@ -118,6 +118,40 @@ def profile_summary(ck, top: int = 12) -> list[str]:
     return lines
 
 
+def step_weight_bytes(model) -> int:
+    """Bytes of weights one cached greedy decoder step reads (a ``[1, 1]`` query): every decoder layer's
+    parameters except the cross-attention key/value projections (the memory's keys and values are
+    projected once per sentence), the final LayerNorm, the output projection ``[V, d_model]`` and its
+    logits bias. At batch 1 each is read from memory once per step."""
+    skip = {id(layer.cross_attn.w_k.weight) for layer in model.decoder_layers}
+    skip |= {id(layer.cross_attn.w_k.bias) for layer in model.decoder_layers}
+    skip |= {id(layer.cross_attn.w_v.weight) for layer in model.decoder_layers}
+    skip |= {id(layer.cross_attn.w_v.bias) for layer in model.decoder_layers}
+    params = {id(p): p for p in model.decoder_layers.parameters() if id(p) not in skip}
+    for extra in (model.decoder_norm, model.generator):
+        if extra is not None:
+            params.update({id(p): p for p in extra.parameters()})
+    if model.final_logits_bias is not None:
+        params[id(model.final_logits_bias)] = model.final_logits_bias
+    return sum(p.numel() * p.element_size() for p in params.values())
+
+
+def read_bandwidth_gb_s(repeats: int = 5) -> float:
+    """This machine's memory read bandwidth on the current thread count, in GB/s: the faster of a
+    sum over 256 MB of float32 and a matrix-vector product with a 65,001 × 512 float32 matrix
+    (the output projection's shape), best of ``repeats`` each (both far larger than the caches)."""
+    big = torch.ones(64 * 1024 * 1024)
+    w, x = torch.randn(VOCAB, 512), torch.randn(512)
+    best = 0.0
+    for fn, nbytes in ((big.sum, big.numel() * 4), (lambda: torch.mv(w, x), w.numel() * 4)):
+        fn()
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            best = max(best, nbytes / (time.perf_counter() - t0) / 1e9)
+    return best
+
+
 def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
     """``opus_*`` metrics (see NOTES in bench/run.py); {} with a printed reason when skipped. With
     ``profile``, ``opus_profile`` holds :func:`profile_summary`'s lines for the fp32 app path."""
@@ -151,6 +185,9 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             n = len(session.steps)
             ours_ids = session.output_ids
             out["opus_tokens"] = n
+            out["opus_step_weight_mb"] = step_weight_bytes(ck.model) / 1e6
+            out["mem_read_gb_s_1thread"] = read_bandwidth_gb_s()
+            out["opus_floor_ms_per_token"] = out["opus_step_weight_mb"] / out["mem_read_gb_s_1thread"]  # MB / (GB/s) = ms
             apps, suffix = {}, {"fp32": "", "bf16": "_bf16", "int8": "_int8"}
             for p, c in cks.items():
                 def app_path(c=c):
@@ -165,6 +202,7 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             out["opus_hf_same_output"] = hf_ids == ours_ids
             out["opus_ms_per_token_hf_generate"] = median_time(hf_run, repeats) / n * 1000
             out["opus_hf_vs_ours_app_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_ms_per_token_ours_app"]
+            out["opus_hf_vs_floor_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_floor_ms_per_token"]
             hf_bf16, _ = _hf_generate(tmp / "hf", session.source.ids, n, torch.bfloat16)  # the same precision as ours
             out["opus_ms_per_token_hf_generate_bf16"] = median_time(hf_bf16, repeats) / n * 1000
             out["opus_hf_bf16_vs_ours_app_bf16_time"] = (out["opus_ms_per_token_hf_generate_bf16"]
@@ -194,6 +232,7 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             ours = out[f"opus_ms_per_token_ours_app{suffix[p]}"]
             out[f"opus_ours_app{suffix[p]}_vs_ct2_time"] = ours / out["opus_ms_per_token_ct2"]
         out["opus_ours_plain_vs_ct2_time"] = out["opus_ms_per_token_ours_plain"] / out["opus_ms_per_token_ct2"]
+        out["opus_floor_vs_ct2_time"] = out["opus_floor_ms_per_token"] / out["opus_ms_per_token_ct2"]
     return out
 
 

@@ -339,6 +339,13 @@ Definitions:
   with bfloat16 weights (Hugging Face's model cast to bfloat16, ours at `--precision bf16`).
   `*_same_output`: identical token sequences to ours. `opus_load_s`: `load_checkpoint` of the imported
   ~310 MB checkpoint.
+- The memory floor: `opus_step_weight_mb` is the fp32 weights one cached decoder step reads (decoder layers
+  without the cross-attention key/value projections, the output projection, its bias);
+  `mem_read_gb_s_1thread` the best read bandwidth of one thread (a 256 MB sum or a 65,001 × 512 matrix-vector
+  product); `opus_floor_ms_per_token` their quotient, the time a step needs just to read its weights once.
+  No fp32 engine on this machine steps faster than the floor, so `opus_floor_vs_ct2_time` is the lowest
+  reachable fp32 `*_vs_ct2_time`, and `opus_hf_vs_floor_time` the highest reachable fp32
+  `opus_hf_vs_ours_app_time`.
 """
 
 PROFILE_NOTE = """
