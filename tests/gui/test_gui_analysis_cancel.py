@@ -98,7 +98,9 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
 
     monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", real)
     ablate(qtbot, window, "2:1", "enc")  # the next ablation runs normally
-    assert p.report is not old and p.report.result.heads == [(2, 1)] and tabs.ids["ablate"] in got["ablated"]
+    assert p.report is not old and p.report.result.heads == [(2, 1)]
+    # the recorder runs on the worker's thread after the GUI's queued answer was posted: wait for it
+    qtbot.waitUntil(lambda: tabs.ids["ablate"] in got["ablated"], timeout=5000)
 
 
 def test_cancel_stops_a_comparison_between_its_two_runs(qtbot, window, monkeypatch):

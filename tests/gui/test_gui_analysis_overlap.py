@@ -66,7 +66,8 @@ def test_a_new_ablation_cancels_the_running_one(qtbot, window, monkeypatch):
     qtbot.waitUntil(held.is_set, timeout=FAST_MS)  # the first run is inside core
     ablate(qtbot, window, "2:1", "enc")  # the second: answered once on screen
     second = tabs.ids["ablate"]
-    qtbot.waitUntil(lambda: (first, "ablate") in got["cancelled"], timeout=FAST_MS)
+    # the recorder runs on the worker's thread, after the GUI's queued answer was posted: wait for both
+    qtbot.waitUntil(lambda: (first, "ablate") in got["cancelled"] and bool(got["ablated"]), timeout=FAST_MS)
     assert second == first + 1 and got["ablated"] == [second]  # the first never finished
     assert p.report.result.heads == [(2, 1)] and "ablated" in p.status.text()
     qtbot.waitUntil(lambda: not window.inputs.cancel_button.isEnabled(), timeout=FAST_MS)
@@ -95,7 +96,7 @@ def test_a_new_comparison_cancels_the_running_one(qtbot, window, monkeypatch):
     c.text_b.setText("앉아.")
     compare(qtbot, window)
     second = tabs.ids["compare"]
-    qtbot.waitUntil(lambda: (first, "compare") in got["cancelled"], timeout=FAST_MS)
+    qtbot.waitUntil(lambda: (first, "compare") in got["cancelled"] and bool(got["compared"]), timeout=FAST_MS)
     assert got["compared"] == [second] and calls == [TEXT, TEXT, "앉아."]  # the first never ran B
     assert c.outcome.b.source.text == "앉아." and "compared" in c.status.text()
 
