@@ -22,6 +22,7 @@ from torch import nn
 from bench import checkout
 from bench.timing import median_time
 from core.defaults import DEFAULT_CHECKPOINT
+from core.device import cpu_capability
 
 SHIPPED = DEFAULT_CHECKPOINT
 SENTENCES = ["나는 학생입니다.", "오늘 날씨가 정말 좋네요.", "이 책은 누구의 것입니까?", "그는 매일 아침 공원에서 달린다.",
@@ -223,8 +224,8 @@ def machine(threads: int) -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs, torch {torch.__version__} ({threads} threads), " \
-           f"Python {platform.python_version()}"
+    return f"{cpu} ({cpu_capability()} kernels), {os.cpu_count()} logical CPUs, torch {torch.__version__} " \
+           f"({threads} threads), Python {platform.python_version()}"
 
 
 GOALS = {"capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from core.checkpoints.atomic_io import atomic_dir, write_text_atomic
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint, write_checkpoint_files
+from core.device import cpu_bf16_native, cpu_capability
 from core.evaluation.validation import valid_chrf
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
@@ -277,6 +278,9 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
     net = ctx.wrap(model)  # DDP under torchrun (averages gradients), else the model itself
     model.train()
     use_amp = opts.precision == "bf16"
+    if use_amp and device.type == "cpu" and not cpu_bf16_native():
+        log.warning("--precision bf16 on a CPU without AVX512-BF16 or AMX (%s): PyTorch emulates bf16 "
+                    "here, many times slower than fp32; consider --precision fp32", cpu_capability())
     chrf_sources = [s for s, _ in valid_pairs[: opts.chrf_lines]]
     chrf_refs = [t for _, t in valid_pairs[: opts.chrf_lines]]
     log.info("%d training pairs (%s), %d valid, %s parameters", len(examples), counts, len(valid), model.num_parameters())

@@ -100,3 +100,22 @@ def test_init_from_warm_starts_with_the_checkpoint_weights(tmp_path):
     after = ck.model.state_dict()
     diffs = [float((after[k] - before[k]).abs().max()) for k in before]
     assert 0 < max(diffs) < 1e-2
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_bf16_on_a_cpu_without_native_bf16_warns(tmp_path, monkeypatch, caplog, native):
+    import core.training.train as train_mod
+
+    monkeypatch.setattr(train_mod, "cpu_bf16_native", lambda: native)
+    with caplog.at_level("WARNING", logger=train_mod.log.name):
+        train(_opts(tmp_path / "r", precision="bf16", max_steps=1))
+    warned = [r for r in caplog.records if "without AVX512-BF16 or AMX" in r.getMessage()]
+    assert len(warned) == (0 if native else 1)
+
+
+def test_cpu_capability_names_the_kernels_and_the_bf16_probe():
+    from core.device import cpu_bf16_native, cpu_capability
+
+    cap = cpu_capability()
+    assert cap == "unknown" or cap.split("+")[0] == torch.backends.cpu.get_cpu_capability()
+    assert cap.endswith("+BF16") == (cap != "unknown" and cpu_bf16_native())
