@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from core.device import cpu_bf16_native
 from gui.state.view_data import KIND_TITLES, KINDS
 from gui.widgets.controls import InputPanel, StepControls
 from gui.widgets.fonts import scrolling
@@ -15,8 +16,14 @@ from gui.widgets.topk_panel import TopKPanel
 from gui.window import lecture, models_menu
 from gui.window import view_menu as display
 
-PRECISION_LABELS = {"fp32": "fp32 (as trained)", "bf16": "bf16 (faster on CPUs with AVX512-BF16)",
-                    "int8": "int8 linear layers (CPU, fastest)"}
+
+def precision_labels(bf16_native: bool) -> dict[str, str]:
+    """View → Model precision's entries. bf16 steps faster only where the CPU multiplies bfloat16 in
+    hardware (AVX512-BF16 or AMX, :func:`core.device.cpu_bf16_native`); elsewhere PyTorch emulates
+    it and it is slower than fp32, so the label says which of the two this machine is."""
+    bf16 = "bf16 (faster: this CPU has AVX512-BF16)" if bf16_native else "bf16 (emulated on this CPU: slower than fp32)"
+    return {"fp32": "fp32 (as trained)", "bf16": bf16, "int8": "int8 linear layers (CPU, fastest)"}
+
 HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
 MASKS_CAPTION = "The masks the model was given up to this step (grey = masked, True); click one to enlarge:"
@@ -187,7 +194,7 @@ def build_menus(win) -> None:
     precision = view_menu.addMenu("Model precision")  # reloads the model; fp32 is the model as trained
     group = QtGui.QActionGroup(win)
     win.precision_actions = {}
-    for name, label in PRECISION_LABELS.items():
+    for name, label in precision_labels(cpu_bf16_native()).items():
         act = precision.addAction(label, lambda n=name: win.set_precision(n))
         act.setCheckable(True)
         act.setChecked(name == "fp32")

@@ -27,3 +27,15 @@ def test_the_precision_menu_reloads_the_model_and_the_maps_stay_true(qtbot, tiny
     t = dec.shape[-1]
     assert (dec[..., np.triu_indices(t, 1)[0], np.triu_indices(t, 1)[1]] == 0).all()
     assert np.allclose(dec.sum(-1), 1, atol=1e-5)
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_bf16_entry_says_whether_this_cpu_multiplies_bf16_in_hardware(qtbot, tiny_checkpoint, monkeypatch, native):
+    import gui.window.layout as layout
+
+    monkeypatch.setattr(layout, "cpu_bf16_native", lambda: native)
+    win = open_window(qtbot, tiny_checkpoint)
+    label = win.precision_actions["bf16"].text()
+    assert ("emulated on this CPU: slower than fp32" in label) == (not native)
+    assert ("this CPU has AVX512-BF16" in label) == native
+    assert win.precision_actions["fp32"].text() == "fp32 (as trained)"
