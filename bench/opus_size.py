@@ -188,7 +188,7 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             out["opus_step_weight_mb"] = step_weight_bytes(ck.model) / 1e6
             out["mem_read_gb_s_1thread"] = read_bandwidth_gb_s()
             out["opus_floor_ms_per_token"] = out["opus_step_weight_mb"] / out["mem_read_gb_s_1thread"]  # MB / (GB/s) = ms
-            apps, suffix = {}, {"fp32": "", "bf16": "_bf16", "int8": "_int8"}
+            apps, suffix = {}, {"fp32": "", "bf16": "_bf16", "int8": "_int8", "int8-output": "_int8_output"}
             for p, c in cks.items():
                 def app_path(c=c):
                     DecodeSession(c.model, c.src_tokenizer, c.tgt_tokenizer, TEXT).run()

@@ -1,4 +1,4 @@
-"""Inference precision (fp32, bf16, int8): agreement with fp32 and speed, on the app's path.
+"""Inference precision (fp32, bf16, int8, int8-output): agreement with fp32 and speed, on the app's path.
 
 ``python -m bench.precision [--quick] [--checkpoint ko-en-nc] [--repeats N] [--no-opus]``
 

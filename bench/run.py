@@ -235,20 +235,27 @@ GOALS = {"capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),
          "bf16_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
          "opus_ours_app_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
          "opus_ours_app_bf16_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
+         "int8_output_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
+         "opus_ours_app_int8_output_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
          "opus_ours_plain_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
          "opus_hf_vs_ours_app_time": ("≥ 2", lambda x: x >= 2),
          "opus_hf_bf16_vs_ours_app_bf16_time": ("≥ 2", lambda x: x >= 2)}
 
 
 def bench_agreement(checkpoint: str) -> dict:
-    """bf16 against fp32 on the app path: sentences with identical output ids, out of the 207 of
+    """bf16 and int8-output against fp32 on the app path: sentences with identical output ids, out of the 207 of
     bench/precision.py (the Korean column of three held-out fixture files)."""
     from bench.precision import agreement, read_sentences
 
     src, ref = read_sentences()
-    a = agreement(checkpoint, src, ref, precisions=("fp32", "bf16"))["bf16"]
-    return {"bf16_identical": f"{a['identical']}/{a['sentences']}", "bf16_identical_fraction": a["identical"] / a["sentences"],
-            "bf16_chrf_diff": a["chrf_diff"], "bf16_attn_max_abs": a["attn_max_abs"]}
+    both = agreement(checkpoint, src, ref, precisions=("fp32", "bf16", "int8-output"))
+    out = {}
+    for precision, key in (("bf16", "bf16"), ("int8-output", "int8_output")):
+        a = both[precision]
+        out.update({f"{key}_identical": f"{a['identical']}/{a['sentences']}",
+                    f"{key}_identical_fraction": a["identical"] / a["sentences"],
+                    f"{key}_chrf_diff": a["chrf_diff"], f"{key}_attn_max_abs": a["attn_max_abs"]})
+    return out
 
 
 def table(results: dict) -> str:
@@ -266,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoint", default=str(SHIPPED))
     p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
     p.add_argument("--no-opus", action="store_true", help="skip the OPUS-MT-size import/CTranslate2 benchmark")
-    p.add_argument("--no-agreement", action="store_true", help="skip the bf16-vs-fp32 agreement (207 sentences)")
+    p.add_argument("--no-agreement", action="store_true", help="skip the bf16/int8-output-vs-fp32 agreement (207 sentences)")
     args = p.parse_args(argv)
     from core.checkpoints.checkpoint import load_checkpoint
 
@@ -324,18 +331,19 @@ Definitions:
 - `flops_per_token`: 2 × parameters touched per decoder step (decoder layers + output projection);
   `achieved_gflops_greedy` divides it by the measured greedy ms/token; `matmul_peak_gflops` is a
   1024 × 1024 float32 matmul on the same machine, the practical ceiling.
-- `bf16_*` (bench/precision.py's agreement): the checkpoint above decoded greedily on the app path at fp32
-  and at bf16 on 207 held-out sentences; `bf16_identical`: outputs with the same ids; `bf16_chrf_diff`:
-  chrF of bf16 minus fp32's; `bf16_attn_max_abs`: the largest attention difference with bf16 forced
+- `bf16_*`, `int8_output_*` (bench/precision.py's agreement): the checkpoint above decoded greedily on the
+  app path at fp32, at bf16 and at int8-output (fp32 layers, int8 output projection with its 8 best
+  candidates scored again in fp32) on 207 held-out sentences; `*_identical`: outputs with the same ids;
+  `*_chrf_diff`: chrF minus fp32's; `*_attn_max_abs`: the largest attention difference when forced
   through fp32's tokens. `python -m bench.precision` gives int8 too.
 - `opus_*` (bench/opus_size.py): a random model of OPUS-MT ko-en's size (6 + 6 layers, d_model 512, 8 heads,
   d_ff 2048, vocabulary 65,001, swish) built with transformers, imported with `import-marian`, and the
   same weights converted by CTranslate2's TransformersConverter; one CPU thread each, EOS suppressed so
   every engine decodes `opus_tokens` tokens of one sentence greedily. `ours_app` is the app's path
-  (every attention weight captured at every step) at fp32, `ours_app_bf16` / `ours_app_int8` the same at
-  those precisions, `ours_plain` batched greedy without weights; `*_vs_ct2_time` is our time per token /
-  CTranslate2 float32's (above 1 = we are slower). `hf_generate`: Hugging Face `generate` on the same
-  weights with `output_attentions=True` (eager attention), the path bertviz and inseq use;
+  (every attention weight captured at every step) at fp32, `ours_app_bf16` / `ours_app_int8` /
+  `ours_app_int8_output` the same at those precisions, `ours_plain` batched greedy without weights;
+  `*_vs_ct2_time` is our time per token / CTranslate2 float32's (above 1 = we are slower). `hf_generate`:
+  Hugging Face `generate` on the same weights with `output_attentions=True` (eager attention), the path bertviz and inseq use;
   `opus_hf_vs_ours_app_time` is its time / our fp32 app path's (above 1 = we are faster); `*_bf16`: both
   with bfloat16 weights (Hugging Face's model cast to bfloat16, ours at `--precision bf16`).
   `*_same_output`: identical token sequences to ours. `opus_load_s`: `load_checkpoint` of the imported
@@ -352,7 +360,9 @@ Definitions:
 PROFILE_NOTE = """
 How to read it: `linear` is every matrix product of the decoder and the output projection over 65,001
 pieces (weights read from memory once per step: at batch 1 a step is bound by memory bandwidth, which is
-why bf16 and int8 weights step faster); the rest is per-step Python and the attention of one query.
+why int8 weights step faster, and bf16 weights too where the CPU multiplies bf16 in hardware: the machine
+line says `+BF16`; without it PyTorch emulates bf16 and it is slower than fp32); the rest is per-step
+Python and the attention of one query.
 Rerun with `python -m bench --write-docs` (or `python -m bench.precision --profile fp32` for more rows).
 """
 

@@ -188,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     t.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
                    help="inference precision: fp32 (as stored, default), bf16 (bfloat16 weights and products, "
-                        "float32 between them) or int8 (dynamic int8 linear layers, CPU only); "
+                        "float32 between them), int8 (dynamic int8 linear layers, CPU only) or int8-output "
+                        "(fp32 layers, int8 output projection, CPU only); "
                         "attention weights are float32 in every case")
     t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")

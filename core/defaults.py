@@ -16,7 +16,7 @@ __all__ = ["DEFAULT_CHECKPOINT", "DEFAULT_MODEL", "MIN_BEAM", "MAX_BEAM", "check
 MIN_BEAM, MAX_BEAM = 1, 16
 
 #: Inference precisions a checkpoint can be loaded at (core/checkpoints/precision.py); fp32 = as stored.
-PRECISIONS = ("fp32", "bf16", "int8")
+PRECISIONS = ("fp32", "bf16", "int8", "int8-output")
 DEFAULT_PRECISION = "fp32"
 
 

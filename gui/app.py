@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="add Attention Studio to the Linux application menu (launcher and icon in ~/.local/share)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
     p.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
-                   help="run the model in fp32 (as trained), bf16 or int8 (CPU); the maps are what it computes")
+                   help="run the model in fp32 (as trained), bf16, int8 (CPU) or int8-output (fp32 layers, "
+                        "int8 output projection, CPU); the maps are what it computes")
     p.add_argument("--text", help="Korean sentence to translate at start")
     p.add_argument("--reference", help="English reference (teacher-forced view)")
     p.add_argument("--beam", type=int, default=1)

@@ -45,7 +45,7 @@ PICKLE_SUFFIXES = {".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".bin", ".joblib"}
 class Checkpoint:
     """A loaded model with its tokenizers. ``model`` is in eval mode on ``device``.
 
-    ``precision``: what the model runs at, "fp32" (as stored), "bf16" or "int8"; see
+    ``precision``: what the model runs at, "fp32" (as stored), "bf16", "int8" or "int8-output"; see
     :mod:`core.checkpoints.precision`."""
 
     path: Path
@@ -204,9 +204,9 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
                     precision: str = "fp32") -> Checkpoint:
     """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
 
-    ``precision`` ("fp32", "bf16" or "int8", see :mod:`core.checkpoints.precision`): convert the
-    model for inference after loading; the default "fp32" keeps the weights as stored. With "int8",
-    ``device="auto"`` means the CPU (int8 runs there only).
+    ``precision`` ("fp32", "bf16", "int8" or "int8-output", see :mod:`core.checkpoints.precision`): convert the
+    model for inference after loading; the default "fp32" keeps the weights as stored. With "int8"
+    or "int8-output", ``device="auto"`` means the CPU (int8 runs there only).
 
     ``progress(message, fraction)`` (optional) is called as loading goes on, fraction in [0, 1]
     (the app shows it while a large imported model, e.g. OPUS-MT's 300 MB, loads). An exception
@@ -241,7 +241,7 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
     config = _read_config(path)
     src_tok = _read_tokenizer(path / SRC_TOKENIZER, config, "src")
     tgt_tok = _read_tokenizer(path / TGT_TOKENIZER, config, "tgt")
-    dev = resolve_device("cpu" if precision == "int8" and device == "auto" else device)  # int8 runs on the CPU
+    dev = resolve_device("cpu" if precision.startswith("int8") and device == "auto" else device)  # int8 runs on the CPU
     report("building the model", 0.05)
     model = Transformer(config, init_weights=False)  # every weight is read next (_read_weights checks)
     tensors = _read_weights(path / WEIGHTS, model, report)

@@ -17,9 +17,15 @@
   ``torch.compile`` uses on CPU) instead of at every call: same values as a plain bfloat16
   ``F.linear``, several times faster for one-token steps; elsewhere (a GPU) :class:`BF16Linear`
   uses ``F.linear``.
+- ``int8-output``: every layer exactly as at ``fp32`` (so every attention weight is fp32's for the
+  same tokens); only the output projection (``d_model × V``, about 60% of the weights an OPUS-MT-size
+  decoding step reads) is dynamically quantized to int8, and its :data:`REFINE_TOP` best candidates per
+  position are scored again in float32 (:class:`RefinedLogits`): the chosen token is fp32's whenever
+  fp32's best is among int8's best :data:`REFINE_TOP`. CPU only.
 - ``int8``: dynamic quantization of every ``nn.Linear`` (``torch.ao.quantization.quantize_dynamic``:
   int8 weights with one scale per output row, activations quantized per call; embeddings,
-  LayerNorms and attention stay float32). CPU only.
+  LayerNorms and attention stay float32), the output projection's best candidates scored again in
+  float32 as at bf16 (:class:`RefinedLogits`). CPU only.
 
 Conversion is for inference only: a converted model is not trained or saved. It happens in place,
 once, from float32 (to change precision, load the checkpoint again). Entry points:
@@ -51,10 +57,12 @@ def check_precision(name: str) -> str:
 
 
 def model_precision(model: nn.Module) -> str:
-    """The precision a model runs at: "int8" when it holds dynamically quantized linear layers,
-    "bf16" when its floating-point parameters are bfloat16, else "fp32"."""
-    if any(_is_quantized(m) for m in model.modules()):
-        return "int8"
+    """The precision a model runs at: "int8-output" when its only dynamically quantized linear layer
+    is the output projection, "int8" when others are too, "bf16" when its floating-point parameters
+    are bfloat16, else "fp32"."""
+    quantized = [name for name, m in model.named_modules() if _is_quantized(m)]
+    if quantized:
+        return "int8-output" if all(n.split(".")[0] == "generator" for n in quantized) else "int8"
     if any(isinstance(m, BF16Linear) for m in model.modules()):
         return "bf16"
     p = next((t for t in model.parameters() if t.is_floating_point()), None)
@@ -125,10 +133,10 @@ REFINE_TOP = 8
 
 
 class RefinedLogits(nn.Module):
-    """The output projection at bf16: ``logits = x Wᵀ`` by a :class:`BF16Linear` (or
-    :class:`PackedLinear`), then, per position, the :data:`REFINE_TOP` largest scores computed again
-    in float32 from the float32 weight and written over their bfloat16 values. Input
-    ``[..., d_model]`` float32, output ``[..., V]`` float32.
+    """The output projection at bf16, int8 or int8-output: ``logits = x Wᵀ`` by a :class:`BF16Linear` (or
+    :class:`PackedLinear`, or a dynamically quantized int8 linear), then, per position, the
+    :data:`REFINE_TOP` largest scores computed again in float32 from the float32 weight and written
+    over their rounded values. Input ``[..., d_model]`` float32, output ``[..., V]`` float32.
 
     Why: rounding the 8,000- or 65,000-way product to bfloat16 was what changed most greedy choices
     against fp32 (on the shipped model, 202 of 207 test outputs stay identical with a float32 output
@@ -160,7 +168,7 @@ class RefinedLogits(nn.Module):
         return self.product.out_features
 
     def weight(self) -> Tensor:
-        """The bfloat16 weight ``[V, d_model]`` of the full product (a copy)."""
+        """The weight ``[V, d_model]`` of the full (rounded) product: bfloat16, or int8 quantized."""
         return self.product.weight()
 
     def forward(self, x: Tensor) -> Tensor:
@@ -250,13 +258,16 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
     a tied output projection gets its own bfloat16 copy, the embedding stays float32); "int8" replaces each ``nn.Linear``
     (attention W^Q, W^K, W^V, W^O, the FFN and the output projection) with a dynamically quantized
     int8 one (per-output-row weight scales); a tied output projection gets its own int8 copy and
-    the embedding it was tied to stays float32. Converting a model already at ``precision`` does
-    nothing.
+    the embedding it was tied to stays float32. "int8-output" quantizes the output projection only
+    and keeps every other linear layer float32 (column-major, as :func:`column_major_linears`). At
+    bf16, int8 and int8-output the output projection is wrapped in :class:`RefinedLogits` (its best
+    candidates scored again in float32). Converting a model already at ``precision`` does nothing.
 
     Raises:
         ValueError: unknown precision; the model is not float32 (already converted to another
-            precision: load the checkpoint again); "int8" on a non-CPU device; "int8" where this
-            PyTorch has no quantized CPU engine or no ``torch.ao.quantization``.
+            precision: load the checkpoint again); "int8" or "int8-output" on a non-CPU device, or
+            where this PyTorch has no quantized CPU engine or no ``torch.ao.quantization``;
+            "int8-output" on a model without an ``nn.Linear`` output projection.
     """
     check_precision(precision)
     current = model_precision(model)
@@ -271,10 +282,10 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
         on_cpu = {t.device.type for t in model.parameters()} == {"cpu"}
         _bf16_linears(model, packed=on_cpu and packed_bf16_available())
         return model
-    # int8
+    # int8, int8-output
     devices = {t.device.type for t in model.parameters()}
     if devices != {"cpu"}:
-        raise ValueError("int8 precision runs on the CPU only (use --device cpu, or bf16 on a GPU)")
+        raise ValueError(f"{precision} precision runs on the CPU only (use --device cpu, or bf16 on a GPU)")
     engines = [e for e in torch.backends.quantized.supported_engines if e != "none"]
     if not engines:
         raise ValueError("int8 precision needs a quantized CPU engine (fbgemm/x86/onednn/qnnpack); this PyTorch has none")
@@ -282,9 +293,19 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
         from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
     except ImportError as exc:  # a PyTorch without eager-mode quantization
         raise ValueError(f"int8 precision needs torch.ao.quantization, missing in torch {torch.__version__} ({exc})") from None
+    generator = getattr(model, "generator", None)
+    exact = (generator.weight, generator.bias) if isinstance(generator, nn.Linear) else None
+    if precision == "int8-output" and exact is None:
+        raise ValueError("int8-output precision needs a model whose output projection `generator` is an nn.Linear")
+    spec = {"generator": per_channel_dynamic_qconfig} if precision == "int8-output" else {nn.Linear: per_channel_dynamic_qconfig}
     with warnings.catch_warnings():  # torch.ao.quantization announces its move to torchao; it still works
         warnings.filterwarnings("ignore", message=r".*(torch\.ao\.quantization|quantize_per_tensor).*deprecated")
-        quantize_dynamic(model, {nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
+        quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)
+    if exact is not None:  # the best candidates scored again in float32, as at bf16
+        rank_bias = getattr(model, "final_logits_bias", None)
+        model.generator = RefinedLogits(model.generator, *exact, rank_bias if isinstance(rank_bias, Tensor) else None)
+    if precision == "int8-output":
+        column_major_linears(model)  # the float32 layers as a loaded fp32 model has them: the same products
     return model
 
 

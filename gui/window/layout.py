@@ -22,7 +22,9 @@ def precision_labels(bf16_native: bool) -> dict[str, str]:
     hardware (AVX512-BF16 or AMX, :func:`core.device.cpu_bf16_native`); elsewhere PyTorch emulates
     it and it is slower than fp32, so the label says which of the two this machine is."""
     bf16 = "bf16 (faster: this CPU has AVX512-BF16)" if bf16_native else "bf16 (emulated on this CPU: slower than fp32)"
-    return {"fp32": "fp32 (as trained)", "bf16": bf16, "int8": "int8 linear layers (CPU, fastest)"}
+    return {"fp32": "fp32 (as trained)",
+            "int8-output": "fp32 layers, int8 output projection (CPU; the maps are fp32's)",
+            "bf16": bf16, "int8": "int8 linear layers (CPU, fastest)"}
 
 HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"

@@ -239,13 +239,18 @@ def test_bf16_rounds_only_the_products_and_keeps_the_stream_float32(checkpoints)
     assert (s.steps[0].logits - r.steps[0].logits).abs().max() < 0.1  # rounded products, not another model
 
 
-def test_bf16_output_projection_scores_its_best_candidates_in_float32(checkpoints):
-    """At bf16 the output projection is a RefinedLogits: the REFINE_TOP best scores per position equal
-    the float32 product exactly (same weight, float32 arithmetic); every other score is the bfloat16
-    product's; a bias the model adds afterwards is counted in the ranking."""
-    ck, ref = checkpoints["bf16"], checkpoints["fp32"]
+@pytest.mark.parametrize("precision", ["bf16", "int8"])
+def test_rounded_output_projection_scores_its_best_candidates_in_float32(checkpoints, precision):
+    """At bf16 and int8 the output projection is a RefinedLogits: the REFINE_TOP best scores per
+    position equal the float32 product exactly (same weight, float32 arithmetic); every other score
+    is the rounded product's; a bias the model adds afterwards is counted in the ranking."""
+    ck, ref = checkpoints[precision], checkpoints["fp32"]
     gen = ck.model.generator
-    assert isinstance(gen, RefinedLogits) and isinstance(gen.product, BF16Linear) and gen.k == REFINE_TOP
+    assert isinstance(gen, RefinedLogits) and gen.k == REFINE_TOP
+    if precision == "bf16":
+        assert isinstance(gen.product, BF16Linear)
+    else:  # a dynamically quantized linear: int8 weights
+        assert gen.product.weight().dtype == torch.qint8
     w = ref.model.generator.weight.detach()  # [V, d_model] float32 (tied: the embedding table)
     torch.testing.assert_close(gen.exact_weight, w, atol=0, rtol=0)
     x = torch.randn(2, 5, gen.in_features)  # [B, T, d_model]
@@ -258,7 +263,7 @@ def test_bf16_output_projection_scores_its_best_candidates_in_float32(checkpoint
     refined = torch.zeros_like(out, dtype=torch.bool).scatter(-1, idx, True)
     torch.testing.assert_close(out[refined], full[refined], atol=1e-5, rtol=0)  # float32 values
     assert torch.equal(out[~refined], coarse[~refined])  # the rest untouched
-    assert bool((full[refined] != coarse[refined]).any())  # bfloat16 did round them
+    assert bool((full[refined] != coarse[refined]).any())  # bfloat16 / int8 did round them
     # a rank bias that makes token 3 best puts token 3 among the refined ones
     bias = torch.zeros(gen.out_features)
     bias[3] = 1e4
@@ -266,3 +271,31 @@ def test_bf16_output_projection_scores_its_best_candidates_in_float32(checkpoint
     with torch.inference_mode():
         y = biased(x)
     torch.testing.assert_close(y[..., 3], full[..., 3], atol=1e-5, rtol=0)
+
+
+def test_int8_output_keeps_every_layer_fp32_and_gives_fp32s_maps(checkpoints):
+    """int8-output: only the output projection is int8 (a RefinedLogits over a quantized linear);
+    every other linear is the fp32 model's own nn.Linear with equal weights, so with the same
+    tokens forced, every attention map equals fp32's exactly."""
+    ck, ref = checkpoints["int8-output"], checkpoints["fp32"]
+    assert model_precision(ck.model) == "int8-output" and model_precision(checkpoints["int8"].model) == "int8"
+    gen = ck.model.generator
+    assert isinstance(gen, RefinedLogits) and gen.product.weight().dtype == torch.qint8
+    ours = {n: m for n, m in ck.model.named_modules() if isinstance(m, torch.nn.Linear)}
+    theirs = {n: m for n, m in ref.model.named_modules() if isinstance(m, torch.nn.Linear)}
+    assert set(ours) == set(theirs) - {"generator"} and ours
+    for name, lin in ours.items():
+        assert torch.equal(lin.weight, theirs[name].weight) and lin.weight.stride() == theirs[name].weight.stride()
+    src = torch.tensor([ref.src_tokenizer.encode(SENTENCES[3]).ids + [ref.config.eos_id]])
+    tgt = torch.tensor([[ref.config.bos_id] + ref.tgt_tokenizer.encode("he runs in the park").ids])
+    with torch.inference_mode():
+        outs = []
+        for model in (ck.model, ref.model):
+            enc = model.encode(src, need_weights=True)
+            dec = model.decode(tgt, enc.memory, enc.src_key_padding_mask, need_weights=True)
+            outs.append((enc.self_attn, dec.self_attn, dec.cross_attn, dec.logits))
+    for a, b in zip(outs[0][:3], outs[1][:3]):
+        for wa, wb in zip(a, b):
+            assert torch.equal(wa, wb)
+    # the refined best candidates carry fp32's exact scores; the argmax is fp32's
+    assert torch.equal(outs[0][3].argmax(-1), outs[1][3].argmax(-1))

@@ -1,4 +1,4 @@
-"""View → Model precision reloads the model at bf16 or int8 (CPU); the maps stay finite,
+"""View → Model precision reloads the model at bf16, int8 or int8-output (CPU); the maps stay finite,
 normalised, exactly 0 where masked, and the tokens on the tiny model are those of fp32."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from tests.support.gui import open_window, type_and_translate
 
 
-@pytest.mark.parametrize("precision", ["bf16", "int8"])
+@pytest.mark.parametrize("precision", ["bf16", "int8", "int8-output"])
 def test_the_precision_menu_reloads_the_model_and_the_maps_stay_true(qtbot, tiny_checkpoint, precision):
     win = open_window(qtbot, tiny_checkpoint)
     fp32 = type_and_translate(qtbot, win)
