@@ -82,7 +82,7 @@ class ModelWorker(QtCore.QObject):
 
     @QtCore.Slot(str, str, str)
     def load(self, path: str, device: str, precision: str = "fp32") -> None:
-        """Load ``path`` on ``device`` at ``precision`` ("fp32", "bf16", "int8": see
+        """Load ``path`` on ``device`` at ``precision`` ("fp32", "bf16", "int8", "int8-output": see
         :mod:`core.checkpoints.precision`); the previous model stays active if it fails."""
         if self.jobs.closed:
             return
