@@ -335,7 +335,9 @@ Definitions:
   app path at fp32, at bf16 and at int8-output (fp32 layers, int8 output projection with its 8 best
   candidates scored again in fp32) on 207 held-out sentences; `*_identical`: outputs with the same ids;
   `*_chrf_diff`: chrF minus fp32's; `*_attn_max_abs`: the largest attention difference when forced
-  through fp32's tokens. `python -m bench.precision` gives int8 too.
+  through fp32's tokens. `python -m bench.precision` gives int8 too. What int8-output costs: the
+  probabilities of candidates outside the 8 best come from the int8 product, and the model holds an int8
+  copy of the projection (V × d_model bytes: 33 MB at OPUS-MT size) beside the float32 one.
 - `opus_*` (bench/opus_size.py): a random model of OPUS-MT ko-en's size (6 + 6 layers, d_model 512, 8 heads,
   d_ff 2048, vocabulary 65,001, swish) built with transformers, imported with `import-marian`, and the
   same weights converted by CTranslate2's TransformersConverter; one CPU thread each, EOS suppressed so
