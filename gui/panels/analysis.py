@@ -39,6 +39,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
     answered = QtCore.Signal(str)  # "ablate" or "compare": the latest request's answer is on screen
 
     name = "analysis"
+    lazy_tab_titles = ("Ablate heads", "Compare")
 
     def __init__(self, ctx: PanelContext) -> None:
         super().__init__()
@@ -146,6 +147,14 @@ class AnalysisTabs(QtCore.QObject, Panel):
                 panel.clear_result("a model was loaded since: press the button again")
             if name in ran:
                 self.answered.emit(name)
+
+    def catch_up(self) -> None:
+        """Built after the start: the heads of the model already loaded; the result already shown
+        is this panel's starting point (nothing of it to drop)."""
+        if self.ctx.worker.checkpoint is not None:
+            self.ablation.set_model(self.ctx.worker.checkpoint.config)
+        self._state_seen = self.ctx.vm.state
+        self.refresh()
 
     def _follow(self) -> None:
         """The view model changed: after a new main result drop results of another sentence;

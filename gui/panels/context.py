@@ -68,15 +68,23 @@ class PanelContext:
 class Panel:
     """The hooks a registered panel offers the window (all optional but ``tabs``).
 
-    ``tabs()``: ``[(widget, title)]`` to add to ``ctx.tabs`` in that order. ``npz_extra()``: arrays
+    ``tabs()``: ``[(widget, title)]`` to add to ``ctx.tabs`` in that order. ``lazy_tab_titles``
+    (class attribute, the titles ``tabs()`` will give): the panel is built only when one of its
+    tabs is first shown or the window is asked for it (:mod:`gui.window.panel_slots`), and then
+    ``catch_up()``: take the model already loaded (``ctx.worker.checkpoint``) and the view
+    model's state, as if it had heard every change since the start. ``npz_extra()``: arrays
     for File → Export (.npz). ``set_colormap`` / ``set_scale``: View menu changes for maps the
     panel draws itself. ``cancel()``: the window's Cancel (stop the panel's jobs). ``stop()``: the
     window closes (end the panel's threads)."""
 
     name = ""
+    lazy_tab_titles: tuple[str, ...] = ()
 
     def tabs(self) -> list[tuple[QtWidgets.QWidget, str]]:
         raise NotImplementedError
+
+    def catch_up(self) -> None:
+        pass
 
     def npz_extra(self) -> dict:
         return {}

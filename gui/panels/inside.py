@@ -54,6 +54,7 @@ class InsidePanel(WorkerTab):
 
     name = "inside"
     tab_title = "Inside one step"
+    lazy_tab_titles = (tab_title,)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -19,6 +19,14 @@ HINT = "hover a cell for its value (queries and keys numbered from 1)"
 HOME_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab widget -> its tabs before one left
 
 
+def replace_in_home_order(tabs, old, new) -> None:
+    """``new`` takes ``old``'s place in the remembered tab order of ``tabs`` (a tab built late
+    replaces its placeholder), so a detached panel still returns to its place."""
+    order = HOME_ORDER.get(tabs)
+    if order is not None:
+        order[:] = [new if w is old else w for w in order]
+
+
 def clear_map(m: Heatmap, text: str) -> None:
     """Empty ``m`` completely (image, mask overlay, cell values, title, ticks), then show ``text``:
     a map that no longer applies must never stay on screen under a new explanation."""

@@ -103,12 +103,12 @@ def step_from_window(win) -> LectureStep:
         step.force = vm.result.steps[st.fork_point - 1].token.replace("▁", " ").strip() or None
         step.force_at = st.fork_point if step.force else None
     current = win.live.tabs.currentWidget()
-    ablation = win.analysis.ablation
-    if current is ablation and ablation.report is not None:
+    ablation = win.analysis.ablation if win.slots.is_built("analysis") else None  # never shown: nothing ablated
+    if ablation is not None and current is ablation and ablation.report is not None:
         r = ablation.report.result
         step.ablate = ",".join(f"{la}:{h}" for la, h in r.heads)
         step.ablate_kind = r.kind
-    if current is win.inside_panel and win.inside_panel.step is not None:
+    if win.slots.is_built("inside") and current is win.inside_panel and win.inside_panel.step is not None:
         step.query = win.inside_panel.query.value()
     return step
 

@@ -22,6 +22,7 @@ from gui.widgets.pg_config import configure
 from gui.window import layout as window_layout
 from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.window.live import LiveController
+from gui.window.panel_slots import PanelSlots
 from gui.workers.model_worker import TRANSLATE, ModelWorker, TranslateRequest
 from gui.workers.threads import WorkerThread
 
@@ -64,18 +65,24 @@ class MainWindow(QtWidgets.QMainWindow):
             request=self.current_request, set_busy=self.inputs.set_busy,
             status=lambda text, ms=0: self.status.showMessage(text, ms),
             select=self.select, select_derived=self.select_derived, map_row_clicked=self.heatmap.row_clicked)
-        self.panels = [make(self.ctx) for make in registry.TAB_PANELS]  # in tab order
-        for panel in self.panels:
-            for widget, title in panel.tabs():
-                self.live.tabs.addTab(widget, title)
+        self.slots = PanelSlots(self.ctx, registry.TAB_PANELS, self.live.tabs, self._panel_built)
         self.apply_font()
 
     def panel(self, name: str):
-        """The registered panel called ``name`` (``Panel.name``). Raises KeyError if none is."""
-        for p in self.panels:
-            if p.name == name:
-                return p
-        raise KeyError(f"no panel {name!r}; registered: {', '.join(p.name for p in self.panels)}")
+        """The registered panel called ``name`` (``Panel.name``), built now if its tab was never
+        shown (:mod:`gui.window.panel_slots`). Raises KeyError if none is registered."""
+        return self.slots.get(name)
+
+    panels = property(lambda self: self.slots.built(),
+                      doc="the panels built so far, in tab order (one never shown has nothing to update)")
+
+    def _panel_built(self, panel) -> None:
+        """A panel built after the start takes the window's colour map and scale."""
+        if not hasattr(self, "slots"):
+            return  # built with the window: it starts from the same style
+        panel.set_colormap(self.cmap)
+        if self.style_.scale != "fixed":
+            panel.set_scale(self.style_.scale)
 
     analysis = property(lambda self: self.panel("analysis"), doc="the Ablate heads and Compare tabs")
     inside_panel = property(lambda self: self.panel("inside"), doc="the Inside one step tab")
