@@ -43,6 +43,15 @@ def scaled_dot_product(
     return (used @ v.float()).to(v.dtype), weights
 
 
+def stack_rows(weights: list[Tensor]) -> Tensor:
+    """``torch.cat(weights)`` (``[n·out, in]``), stored column-major when every weight is (see
+    :func:`core.checkpoints.precision.column_major_linears`: the layout a one-row product streams
+    fastest for a matrix with more outputs than inputs); the same values either way."""
+    if all(w.dim() == 2 and not w.is_contiguous() and w.t().is_contiguous() for w in weights):
+        return torch.cat([w.t() for w in weights], dim=1).t()
+    return torch.cat(weights)
+
+
 def _plain(*modules: nn.Module) -> bool:
     """True when every module is a plain ``nn.Linear`` (its ``weight`` a tensor that can be stacked)."""
     return all(isinstance(m, nn.Linear) for m in modules)
@@ -93,7 +102,8 @@ class MultiHeadAttention(nn.Module):
     time) while no gradient is wanted (``torch.no_grad`` / ``torch.inference_mode``), the stacked
     ``[3·D, D]`` matrix of :meth:`project_qkv` is built once and reused as long as ``w_q``, ``w_k``,
     ``w_v`` hold the same tensors, unmodified (same storage, same version counter), instead of
-    being concatenated at every step; the values are the same, so outputs are bit-identical. It
+    being concatenated at every step (in the layout of the three: column-major when they are, see
+    :func:`stack_rows`); the values are the same, so outputs are bit-identical. It
     costs one extra copy of those matrices per decoder self-attention. Longer inputs (the encoder,
     teacher forcing) run once per sentence and concatenate as before; with gradients on (training)
     every call concatenates, so gradients flow to the three. :meth:`clear_stacked` drops the copy.
@@ -147,17 +157,17 @@ class MultiHeadAttention(nn.Module):
         reused while no gradient is wanted and the parameters are the very tensors it was built from."""
         params = [t for n in names for t in (getattr(self, n).weight, getattr(self, n).bias)]
         if not keep or torch.is_grad_enabled():  # once, or training: a fresh cat (gradients reach each matrix)
-            return torch.cat(params[0::2]), torch.cat(params[1::2])
+            return stack_rows(params[0::2]), torch.cat(params[1::2])
         try:
             key = [(t.data_ptr(), t._version, t.dtype, t.shape, t.device) for t in params]
         except RuntimeError:  # inference-tensor parameters track no version: never reuse
-            return torch.cat(params[0::2]), torch.cat(params[1::2])
+            return stack_rows(params[0::2]), torch.cat(params[1::2])
         cache = self.__dict__.setdefault("_stacked_cache", {})
         hit = cache.get(names)
         if hit is None or hit[0] != key:
             # the detached aliases keep the source storage alive, so an equal data_ptr can only
             # be that same storage (never a freed address reused), and its version shows edits
-            hit = cache[names] = (key, [t.detach() for t in params], torch.cat(params[0::2]),
+            hit = cache[names] = (key, [t.detach() for t in params], stack_rows(params[0::2]),
                                   torch.cat(params[1::2]))
         return hit[2], hit[3]
 

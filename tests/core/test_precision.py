@@ -29,7 +29,7 @@ from core.checkpoints.precision import (
 from core.decoding.batch import translate_batch
 from core.decoding.session import DecodeSession
 from core.decoding.translate import translate
-from core.transformer.attention import MultiHeadAttention, scaled_dot_product
+from core.transformer.attention import MultiHeadAttention, scaled_dot_product, stack_rows
 
 SENTENCES = ["집에 누군가 있어?", "제발 앉아.", "외로워.", "그는 매일 아침 공원에서 달린다."]
 
@@ -99,9 +99,10 @@ def test_beam_search_runs_at_every_precision(checkpoints):
 
 
 def _old_stacked(self, names, keep=False):
-    """What project_qkv/project_kv did before: concatenate the matrices at every call."""
+    """What project_qkv/project_kv did before: concatenate the matrices at every call (in the
+    layout the kept copy has, so only the keeping differs)."""
     mods = [getattr(self, n) for n in names]
-    return torch.cat([m.weight for m in mods]), torch.cat([m.bias for m in mods])
+    return stack_rows([m.weight for m in mods]), torch.cat([m.bias for m in mods])
 
 
 def test_fp32_decoding_bit_identical_to_per_step_concatenation(checkpoints, monkeypatch):
