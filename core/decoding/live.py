@@ -53,7 +53,8 @@ def complete_state(result: Translation, batch: list[Translation] | None = None) 
 
 def branch(session: DecodeSession) -> DecodeSession:
     """A copy of ``session`` with the same steps and cache that can step on independently (the
-    cache tensors are shared: decoding never writes into them)."""
+    caches are shared: a step writes only past every position a cache covers, see
+    :mod:`core.transformer.kv_cache`)."""
     new = copy.copy(session)
     new.steps = list(session.steps)
     return new

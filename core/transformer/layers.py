@@ -4,13 +4,13 @@ FFN (§3.3), positional encodings (§3.5)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.transformer.attention import MultiHeadAttention
+from core.transformer.kv_cache import LayerCache
 
 _ACTIVATIONS = {"relu": torch.relu, "gelu": F.gelu, "swish": F.silu, "silu": F.silu}
 
@@ -116,28 +116,6 @@ class EncoderLayer(nn.Module):
         return x, w
 
 
-@dataclass
-class LayerCache:
-    """Keys/values one decoder layer has already computed, for incremental decoding.
-
-    self_k, self_v: ``[B, H, t, d_head]`` for the t target positions seen so far.
-    cross_k, cross_v: ``[B, H, S, d_head]`` projections of the encoder memory (computed once).
-    """
-
-    self_k: Tensor
-    self_v: Tensor
-    cross_k: Tensor
-    cross_v: Tensor
-
-    def truncate(self, t: int) -> LayerCache:
-        """The cache as it was after ``t`` target positions (used to step back)."""
-        return LayerCache(self.self_k[:, :, :t], self.self_v[:, :, :t], self.cross_k, self.cross_v)
-
-    def select(self, index: Tensor) -> LayerCache:
-        """Reorder/select batch rows (beam search): ``index [B']`` -> cache with B' rows."""
-        return LayerCache(self.self_k[index], self.self_v[index], self.cross_k[index], self.cross_v[index])
-
-
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention over the memory, FFN; each with a residual
     connection and LayerNorm, post-LN (paper §3.1) or pre-LN (``norm_first``), as in
@@ -183,8 +161,8 @@ class DecoderLayer(nn.Module):
             k, v = k_new, v_new
             ck, cv = self.cross_attn.project_kv(memory)
         else:
-            k = torch.cat([cache.self_k, k_new], dim=2)
-            v = torch.cat([cache.self_v, v_new], dim=2)
+            cache = cache.append(k_new, v_new)  # preallocated storage: no copy of the earlier positions
+            k, v = cache.self_k, cache.self_v
             ck, cv = cache.cross_k, cache.cross_v
         a, w_self = self.self_attn.attend(q, k, v, self_mask, need_weights)
         x = x + self.dropout(a) if pre else self.norm1(x + self.dropout(a))
@@ -196,4 +174,4 @@ class DecoderLayer(nn.Module):
         else:
             x = self.norm2(x + self.dropout(a))
             x = self.norm3(x + self.dropout(self.ff(x)))
-        return x, w_self, w_cross, LayerCache(k, v, ck, cv)
+        return x, w_self, w_cross, cache if cache is not None else LayerCache(k, v, ck, cv)
