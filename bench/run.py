@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from bench import checkout
-from bench.timing import median_time
+from bench.timing import median_time, median_times
 from core.defaults import DEFAULT_CHECKPOINT
 from core.device import cpu_capability
 
@@ -57,9 +57,7 @@ def bench_kv(ckpt, repeats: int, n: int = 40) -> dict:
             for t in range(1, n + 1):
                 model.decode(torch.tensor([tokens[:t]]), enc.memory, enc.src_key_padding_mask)
 
-    t_cached = median_time(cached(False), repeats)
-    t_weights = median_time(cached(True), repeats)
-    t_full = median_time(recompute, repeats)
+    t_cached, t_weights, t_full = median_times([cached(False), cached(True), recompute], repeats)  # taking turns
     return {"kv_speedup_40": t_full / t_cached, "capture_overhead": t_weights / t_cached,
             "cached_ms_per_step": t_cached / n * 1000, "recompute_ms_per_step": t_full / n * 1000}
 
