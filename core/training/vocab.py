@@ -29,9 +29,10 @@ def run_tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]],
 
 
 def _tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]]) -> tuple[TextTokenizer, TextTokenizer]:
-    """The run's tokenizers: loaded from ``out`` when it has them (resume), else trained on the
-    distinct training pairs. A joint vocabulary is one tokenizer saved as both files."""
-    if (out / "tokenizer_src.json").exists():
+    """The run's tokenizers: loaded from ``out`` when it has both (resume), else trained on the
+    distinct training pairs and saved (again, when a run was stopped between writing the two files:
+    nothing was trained with them yet). A joint vocabulary is one tokenizer saved as both files."""
+    if (out / "tokenizer_src.json").exists() and (out / "tokenizer_tgt.json").exists():
         return TextTokenizer.from_file(out / "tokenizer_src.json"), TextTokenizer.from_file(out / "tokenizer_tgt.json")
     uniq = list(dict.fromkeys(train_pairs))
     if opts.joint_vocab:

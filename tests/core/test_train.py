@@ -84,3 +84,18 @@ def test_reverse_trains_english_to_korean_on_the_same_files(tmp_path):
     assert not any(hangul(p) for p in src_vocab)  # the source side is English
     assert sum(hangul(p) for p in tgt_vocab) > 20
     assert "English→Korean" in (last / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_run_stopped_between_its_two_tokenizer_files_trains_them_again(tmp_path):
+    from core.training.vocab import _tokenizers
+
+    opts = options(tmp_path / "run", 1)
+    pairs = [("나는 학생입니다.", "I am a student."), ("제발 앉아.", "Please sit down.")] * 20
+    out = tmp_path / "run"
+    out.mkdir()
+    src, tgt = _tokenizers(opts, out, pairs)
+    written = {n: (out / n).read_text(encoding="utf-8") for n in ("tokenizer_src.json", "tokenizer_tgt.json")}
+    (out / "tokenizer_tgt.json").unlink()  # stopped after the first file: a resume must not fail on the second
+    src2, tgt2 = _tokenizers(opts, out, pairs)
+    assert {n: (out / n).read_text(encoding="utf-8") for n in written} == written  # the same files again
+    assert tgt2.encode("I am a student.").ids == tgt.encode("I am a student.").ids
