@@ -49,8 +49,19 @@ class LayerCache:
         ``t + n`` positions, equal to concatenating along the position axis (the same values).
         The new positions are written into this cache's storage when it is the newest cache of
         that storage and has room; otherwise the t positions are first copied to new storage of
-        twice the needed capacity. This cache is unchanged either way."""
+        twice the needed capacity. This cache is unchanged either way. With gradients wanted
+        (any of the tensors requires grad) it concatenates, so backward sees every step's keys.
+
+        Raises:
+            RuntimeError: as ``torch.cat`` would, for keys of another batch size."""
         t, n = self.self_k.size(2), k_new.size(2)
+        if (self.self_k.shape[:2] != k_new.shape[:2] or self.self_k.dtype != k_new.dtype
+                or self.self_k.device != k_new.device
+                or (torch.is_grad_enabled() and any(x.requires_grad for x in (k_new, v_new, self.self_k, self.self_v)))):
+            # gradients: a write into storage that earlier steps' views came from would invalidate them
+            # for backward; a batch, dtype or device change: concatenation's own error or promotion
+            return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2),
+                              self.cross_k, self.cross_v)
         st = self._storage
         if (st is None or st.filled != t or t + n > st.k.size(2) or st.k.shape[:2] != k_new.shape[:2]
                 or st.k.dtype != k_new.dtype or st.k.device != k_new.device

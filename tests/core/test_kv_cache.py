@@ -66,6 +66,20 @@ def test_a_cache_built_in_inference_mode_appends_outside_it():
     assert not d.self_k.is_inference() and torch.equal(d.self_k, torch.cat([c.self_k, k], 2))
 
 
+def test_gradients_flow_through_appended_steps():
+    g = torch.Generator().manual_seed(3)
+    k0, v0 = (x.requires_grad_() for x in positions(g, 2))
+    c = LayerCache(k0, v0, k0, v0)
+    q = torch.randn(2, 3, 1, 4, generator=g)
+    total = 0
+    for _ in range(3):
+        k, v = (x.requires_grad_() for x in positions(g, 1))
+        c = c.append(k, v)
+        total = total + ((q @ c.self_k.transpose(-2, -1)).softmax(-1) @ c.self_v).sum()
+    total.backward()  # writing into shared storage would have failed here ("modified by an inplace operation")
+    assert k0.grad is not None and k.grad is not None and k0.grad.abs().sum() > 0
+
+
 def _cat_append(self, k_new, v_new):
     """What a step did before: concatenate the earlier positions with the new one."""
     return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2), self.cross_k, self.cross_v)
