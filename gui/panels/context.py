@@ -49,7 +49,8 @@ class PanelContext:
     ``set_busy(busy, queue)``: the input row's Cancel state for a job queue. ``status(text, ms)``:
     the status line. ``select(layer, head)`` (0-based) and ``select_derived(key)`` enlarge a cell
     and redraw. ``map_row_clicked``: a signal with the row (0-based) of the enlarged map the user
-    clicked."""
+    clicked. ``extras``: values the window keeps for panels built late (``"map_row"``: the row
+    last clicked)."""
 
     vm: ViewModel
     worker: QtCore.QObject

@@ -139,6 +139,13 @@ class InsidePanel(WorkerTab):
         return (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), style.font.pointSize(),
                 getattr(vm, "derived", None), id(style.cmap))
 
+    def catch_up(self) -> None:
+        """Built after the start: the row last clicked on the enlarged map (remembered by the
+        window in ``ctx.extras["map_row"]``) is the query, as if the tab had heard the click."""
+        row = self.ctx.extras.get("map_row")
+        if row is not None:
+            self._on_map_row_clicked(row)
+
     def _on_map_row_clicked(self, row: int) -> None:
         """A click on a row of the enlarged heatmap (0-based) chooses that query."""
         if self.ctx.vm.kind not in CORE_KIND:

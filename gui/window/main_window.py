@@ -65,6 +65,7 @@ class MainWindow(QtWidgets.QMainWindow):
             request=self.current_request, set_busy=self.inputs.set_busy,
             status=lambda text, ms=0: self.status.showMessage(text, ms),
             select=self.select, select_derived=self.select_derived, map_row_clicked=self.heatmap.row_clicked)
+        self.heatmap.row_clicked.connect(self._remember_map_row)  # for a tab built after the click
         self.slots = PanelSlots(self.ctx, registry.TAB_PANELS, self.live.tabs, self._panel_built)
         self.apply_font()
 
@@ -75,6 +76,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     panels = property(lambda self: self.slots.built(),
                       doc="the panels built so far, in tab order (one never shown has nothing to update)")
+
+    def _remember_map_row(self, row: int) -> None:
+        self.ctx.extras["map_row"] = row  # 0-based row of the enlarged map last clicked
 
     def _panel_built(self, panel) -> None:
         """A panel built after the start takes the window's colour map and scale."""

@@ -52,3 +52,17 @@ def test_inside_built_after_a_translation_shows_that_translations_step(qtbot, ti
     assert tabs.currentWidget() is panel
     qtbot.waitUntil(lambda: panel.step is not None, timeout=30000)
     np.testing.assert_array_equal(panel.strips[4].matrix[0], win.heatmap.matrix[panel.query.value() - 1])
+
+
+def test_a_row_clicked_before_the_inside_tab_was_built_is_its_query(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint)
+    type_and_translate(qtbot, win)
+    win.set_view("cross")
+    assert not win.slots.is_built("inside")
+    win.heatmap.row_clicked.emit(2)  # the user clicks the third row of the enlarged map first
+    tabs = win.live.tabs
+    tabs.setCurrentIndex(titles(tabs).index("Inside one step"))
+    panel = win.inside_panel
+    assert panel.query.value() == 3
+    qtbot.waitUntil(lambda: panel.step is not None, timeout=30000)
+    np.testing.assert_array_equal(panel.strips[4].matrix[0], win.heatmap.matrix[2])
