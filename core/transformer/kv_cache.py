@@ -63,8 +63,7 @@ class LayerCache:
             return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2),
                               self.cross_k, self.cross_v)
         st = self._storage
-        if (st is None or st.filled != t or t + n > st.k.size(2) or st.k.shape[:2] != k_new.shape[:2]
-                or st.k.dtype != k_new.dtype or st.k.device != k_new.device
+        if (st is None or st.filled != t or t + n > st.k.size(2)  # (batch, dtype, device: as self_k's, checked above)
                 or (st.k.is_inference() and not torch.is_inference_mode_enabled())):
             b, h, _, d = k_new.shape
             cap = max(2 * (t + n), MIN_CAPACITY)

@@ -82,8 +82,6 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _panel_built(self, panel) -> None:
         """A panel built after the start takes the window's colour map and scale."""
-        if not hasattr(self, "slots"):
-            return  # built with the window: it starts from the same style
         panel.set_colormap(self.cmap)
         if self.style_.scale != "fixed":
             panel.set_scale(self.style_.scale)

@@ -20,8 +20,8 @@ from gui.panels.context import Panel, PanelContext
 
 class PanelSlots:
     """The panels made by ``makers`` (the registry, in tab order) for ``ctx``, their tabs in
-    ``tabs`` (a QTabWidget) in that order. ``on_built(panel)`` is called for every panel once
-    it exists."""
+    ``tabs`` (a QTabWidget) in that order. ``on_built(panel)`` is called for every panel built
+    after the start (those built at once start from the window's own style)."""
 
     def __init__(self, ctx: PanelContext, makers, tabs: QtWidgets.QTabWidget, on_built) -> None:
         self.ctx, self.tabs, self._on_built = ctx, tabs, on_built
@@ -76,8 +76,7 @@ class PanelSlots:
                 self.tabs.addTab(widget, title)
         else:
             self._replace(name, panel, placeholders)
-        self._on_built(panel)
-        if placeholders is not None:
+            self._on_built(panel)
             panel.catch_up()
 
     def _replace(self, name: str, panel: Panel, placeholders: list[QtWidgets.QWidget]) -> None:
