@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.ablation import parse_heads
 from core.errors import InputError
-from gui.panels.pair_views import DetachablePanel, MapRow, error_style
+from gui.panels.pair_views import DetachablePanel, MapRow, error_style, narrow_combo
 from gui.state.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
 from gui.widgets.tables import read_only_table
 from gui.widgets.topk_panel import TopKPanel
@@ -61,10 +61,13 @@ class AblationPanel(DetachablePanel):
         self.heads.setPlaceholderText("layer:head, e.g. 2:3,3:1")
         self.ablate_button = QtWidgets.QPushButton("Ablate")
         self.clear_button = QtWidgets.QPushButton("Clear")
+        narrow_combo(self.kind)
         row.addWidget(self.kind, 1)
-        row.addWidget(self.ablate_button)
-        row.addWidget(self.clear_button)
         row.addWidget(self.detach_button)
+        buttons = QtWidgets.QHBoxLayout()  # a row of its own: the tab fits a narrow dock
+        buttons.addWidget(self.ablate_button)
+        buttons.addWidget(self.clear_button)
+        buttons.addStretch(1)
         heads_row = QtWidgets.QHBoxLayout()
         heads_row.addWidget(QtWidgets.QLabel("Heads:"))
         heads_row.addWidget(self.heads, 1)
@@ -77,10 +80,11 @@ class AblationPanel(DetachablePanel):
         self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.summary.setWordWrap(True)
         self.topk_caption = QtWidgets.QLabel("")
+        self.topk_caption.setWordWrap(True)
         topk_row = QtWidgets.QHBoxLayout()
         self.topk_a, self.topk_b = TopKPanel(), TopKPanel()
         for t in (self.topk_a, self.topk_b):
-            t.setMinimumSize(220, 150)
+            t.setMinimumSize(140, 150)
             t.setMaximumHeight(210)
             topk_row.addWidget(t, 1)
         self.map_caption = QtWidgets.QLabel("")
@@ -92,15 +96,18 @@ class AblationPanel(DetachablePanel):
         self.table.setMinimumHeight(160)
         v.addWidget(hint)
         v.addLayout(row)
+        v.addLayout(buttons)
         v.addLayout(heads_row)
-        v.addWidget(self.grid_box)
+        v.addWidget(self.grid_box, 0, QtCore.Qt.AlignmentFlag.AlignLeft)  # compact: one box per head
         v.addWidget(self.status)
         v.addWidget(self.summary)
         v.addWidget(self.topk_caption)
         v.addLayout(topk_row)
         v.addWidget(self.map_caption)
         v.addWidget(self.maps, 3)
-        v.addWidget(QtWidgets.QLabel("Change in log P of the unablated output's tokens (nats):"))
+        table_caption = QtWidgets.QLabel("Change in log P of the unablated output's tokens (nats):")
+        table_caption.setWordWrap(True)
+        v.addWidget(table_caption)
         v.addWidget(self.table, 2)
         self.kind.currentIndexChanged.connect(self._rebuild_grid)
         self.heads.textEdited.connect(self.sync_boxes)

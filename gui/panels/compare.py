@@ -14,7 +14,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
-from gui.panels.pair_views import DetachablePanel, MapRow, error_style
+from gui.panels.pair_views import DetachablePanel, MapRow, error_style, narrow_combo
 from gui.state.compare_data import compare_maps, head_map
 
 MODES = {"inputs": "two inputs, this model", "checkpoints": "two checkpoints, one input"}
@@ -40,15 +40,17 @@ class ComparePanel(DetachablePanel):
         self.compare_button = QtWidgets.QPushButton("Compare")
         self.clear_button = QtWidgets.QPushButton("Clear")
         self.clear_button.setToolTip("remove the comparison shown (File → Export then holds none)")
-        self.by_position = QtWidgets.QCheckBox("B − A also where only tokens differ")
+        self.by_position = QtWidgets.QCheckBox("B − A where only tokens differ")
         self.by_position.setToolTip("same shape, different tokens (나는 … vs 너는 …): subtract by position; "
                                     "the differing labels read A|B")
         self.by_position.toggled.connect(lambda _on: self.refresh(self.selection_shown))
+        narrow_combo(self.mode)
         top.addWidget(self.mode, 1)
-        top.addWidget(self.by_position)
-        top.addWidget(self.compare_button)
-        top.addWidget(self.clear_button)
         top.addWidget(self.detach_button)
+        buttons = QtWidgets.QHBoxLayout()  # rows of their own: the tab fits a narrow dock
+        buttons.addWidget(self.compare_button)
+        buttons.addWidget(self.clear_button)
+        buttons.addStretch(1)
         form = QtWidgets.QFormLayout()
         self.text_a = QtWidgets.QLineEdit()
         self.text_a.setPlaceholderText("Korean sentence A (empty: the sentence above)")
@@ -76,6 +78,8 @@ class ComparePanel(DetachablePanel):
         self.summary.setWordWrap(True)
         self.maps = MapRow(("A", "B"), with_diff=True)
         v.addLayout(top)
+        v.addWidget(self.by_position)
+        v.addLayout(buttons)
         v.addLayout(form)
         v.addWidget(self.status)
         v.addWidget(self.summary)

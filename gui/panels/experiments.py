@@ -82,14 +82,17 @@ class ReferencePanel(QtWidgets.QWidget):
         super().__init__(parent)
         v = QtWidgets.QVBoxLayout(self)
         v.setContentsMargins(2, 2, 2, 2)
-        self.causal_off = QtWidgets.QCheckBox("Causal mask OFF (the decoder sees the future)")
+        self.causal_off = QtWidgets.QCheckBox("Causal mask OFF")
         self.causal_off.toggled.connect(lambda off: self.causal_toggled.emit(not off))
+        causal_hint = QtWidgets.QLabel("ticked: the decoder sees the future tokens too (why the mask exists)")
+        causal_hint.setWordWrap(True)  # the dock is narrow: the words wrap rather than widen it
         self.loss = QtWidgets.QLabel("give a reference to see the training view")
         self.loss.setWordWrap(True)
         self.table = read_only_table(self.HEADERS, "p(ref): the model's probability of the reference token, also "
                                      "outside the top-k; argmax: the model's own choice (✓ = the reference); "
                                      "loss so far: mean NLL in nats/token of steps 1..k")
         v.addWidget(self.causal_off)
+        v.addWidget(causal_hint)
         v.addWidget(self.loss)
         v.addWidget(self.table, 1)
 

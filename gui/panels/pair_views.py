@@ -16,6 +16,7 @@ from gui.widgets.heatmap import Heatmap
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
 HINT = "hover a cell for its value (queries and keys numbered from 1)"
+DETACH_TEXT = "Own window ⇱"  # as the Inside one step and Positional tabs say it
 HOME_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab widget -> its tabs before one left
 
 
@@ -74,16 +75,25 @@ class DiffHeatmap(Heatmap):
         return "B − A: " + super().describe(row, col)
 
 
+def narrow_combo(combo: QtWidgets.QComboBox, chars: int = 8) -> None:
+    """Let ``combo`` shrink to about ``chars`` characters in a narrow dock (its list still shows
+    every item in full); in a layout with stretch it still takes the room there is."""
+    combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(chars)
+
+
 class MapRow(QtWidgets.QWidget):
     """Two maps (A, B) and optionally their difference, one hover line and one reason line.
     ``maps`` holds the :class:`Heatmap` s, left to right."""
+
+    SIDE_BY_SIDE_PX = 260  # each map's width from which the maps stand side by side, else stacked
 
     def __init__(self, titles: tuple[str, str], with_diff: bool, parent=None) -> None:
         super().__init__(parent)
         cmap = pg.colormap.get("viridis")
         v = QtWidgets.QVBoxLayout(self)
         v.setContentsMargins(0, 0, 0, 0)
-        row = QtWidgets.QHBoxLayout()
+        row = self.row = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.a, self.b = Heatmap(cmap), Heatmap(cmap)
         self.diff = DiffHeatmap() if with_diff else None
         self.maps = [m for m in (self.a, self.b, self.diff) if m is not None]
@@ -91,16 +101,26 @@ class MapRow(QtWidgets.QWidget):
         # what is drawn: (A, B, comparison) as last passed to show_pair; None when cleared
         self.shown: tuple[HeadMap | None, HeadMap | None, Comparison | None] | None = None
         self.hover = QtWidgets.QLabel(HINT)
+        self.hover.setWordWrap(True)
         self.reason = QtWidgets.QLabel("")
         self.reason.setWordWrap(True)
         for m, t in zip(self.maps, (*titles, "B − A")):
             m.set_empty(f"{t}:\nnothing yet")
-            m.setMinimumSize(260, 240)
+            m.setMinimumSize(160, 240)
             m.hovered.connect(lambda text: self.hover.setText(text or HINT))
             row.addWidget(m, 1)
         v.addLayout(row, 1)
         v.addWidget(self.hover)
         v.addWidget(self.reason)
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        """Side by side where every map gets :attr:`SIDE_BY_SIDE_PX`, one under another in a narrow
+        dock (the width comes from the dock, so switching never feeds back into it)."""
+        super().resizeEvent(ev)
+        wide = self.width() >= self.SIDE_BY_SIDE_PX * len(self.maps)
+        direction = QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
+        if self.row.direction() != direction:
+            self.row.setDirection(direction)
 
     def set_font(self, font: QtGui.QFont) -> None:
         for m in self.maps:
@@ -192,7 +212,7 @@ class DetachablePanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.tab_title = tab_title
         self.tabs: QtWidgets.QTabWidget | None = None
-        self.detach_button = QtWidgets.QPushButton("Open in own window")
+        self.detach_button = QtWidgets.QPushButton(DETACH_TEXT)
         self.detach_button.setToolTip("more room for the maps; close that window to put the panel back")
         self.detach_button.clicked.connect(self.toggle_window)
 
@@ -207,7 +227,9 @@ class DetachablePanel(QtWidgets.QWidget):
         outer.addWidget(scroll)
         body = QtWidgets.QWidget()
         scroll.setWidget(body)
-        return QtWidgets.QVBoxLayout(body)
+        v = QtWidgets.QVBoxLayout(body)
+        v.setContentsMargins(2, 2, 2, 2)  # the panel fits a narrow dock
+        return v
 
     @property
     def detached(self) -> bool:
@@ -247,7 +269,7 @@ class DetachablePanel(QtWidgets.QWidget):
             self.setWindowFlag(QtCore.Qt.WindowType.Window, False)
             self.tabs.insertTab(self._home_index(), self, self.tab_title)
             self.tabs.setCurrentWidget(self)
-            self.detach_button.setText("Open in own window")
+            self.detach_button.setText(DETACH_TEXT)
             self.show()
             return
         super().closeEvent(ev)

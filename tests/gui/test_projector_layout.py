@@ -99,3 +99,33 @@ def test_present_mode_at_720p_follows_the_font_and_shows_values_labels_and_the_t
     for axis, n in ((hm.plot.getAxis("left"), rows), (hm.plot.getAxis("bottom"), cols)):
         assert [i for _, _, i in axis.drawn] == list(range(n))  # every label
     pw.close()
+
+
+def _sideways_scroll(widget) -> list[str]:
+    """The scroll areas in and around ``widget`` that scroll sideways (their content wider than them)."""
+    from PySide6 import QtWidgets
+
+    areas = widget.findChildren(QtWidgets.QScrollArea)
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QtWidgets.QScrollArea):
+            areas.append(parent)
+        parent = parent.parentWidget()
+    return [f"{type(a.widget()).__name__} needs {a.widget().minimumSizeHint().width()} px, has {a.viewport().width()}"
+            for a in areas if a.isVisible() and a.horizontalScrollBar().maximum() > 0]
+
+
+def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint, size=(1280, 720))
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
+    tabs = win.live.tabs
+    too_wide = {}
+    for i in range(tabs.count()):
+        tabs.setCurrentIndex(i)  # a tab built on first show is built here
+        qtbot.wait(30)
+        page = tabs.currentWidget()
+        assert page.isVisible()
+        if _sideways_scroll(page):
+            too_wide[tabs.tabText(i)] = _sideways_scroll(page)
+    assert too_wide == {}
+    assert tabs.count() >= 7  # force, teacher forcing, beam, heads, ablate, compare, inside, positional …
