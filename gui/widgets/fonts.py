@@ -71,7 +71,7 @@ def apply_minimums(widgets: dict, font: QtGui.QFont, split: QtWidgets.QSplitter 
     sizes for ``font`` (:func:`minimum_sizes`); the panes of ``split`` never collapse."""
     sizes = minimum_sizes(font)
     for name, (w, h) in sizes.items():
-        if name in widgets:
-            widgets[name].setMinimumSize(w, h)
+        if name in widgets:  # a widget that can need more than the floor (the grid) takes it as one
+            getattr(widgets[name], "set_min_size", widgets[name].setMinimumSize)(w, h)
     if split is not None:
         split.setChildrenCollapsible(False)

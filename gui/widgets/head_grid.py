@@ -104,12 +104,23 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     compact = property(lambda self: self._cur.compact)
     layout_shape = property(lambda self: self._cur.shape)
 
-    @staticmethod
-    def shape_of(titles: list[str], n_cols: int) -> tuple:
-        """The layout a grid of cells titled ``titles`` needs: (cells, columns, compact, heads)."""
+    def shape_of(self, titles: list[str], n_cols: int) -> tuple:
+        """The layout a grid of cells titled ``titles`` needs: (cells, columns, compact, heads).
+        Compact from ``COMPACT_FROM`` head cells, or sooner where a title would not fit on one line
+        above its thumbnail (a large font in a narrow grid)."""
         heads = [t for t in titles if not is_derived_title(t)]
-        compact = len(heads) >= COMPACT_FROM and all(_LAYER_HEAD.match(t) for t in heads)
+        compact = ((len(heads) >= COMPACT_FROM or self._titles_crowded(heads, n_cols))
+                   and all(_LAYER_HEAD.match(t) for t in heads))
         return (len(titles), n_cols, compact, len(heads))
+
+    def _titles_crowded(self, heads: list[str], n_cols: int) -> bool:
+        """True when the widest head title, at the titles' font, is wider than a column."""
+        if not heads or self.width() < 50:  # not laid out yet: decided again at the first result
+            return False
+        font = QtGui.QFont(self.font)
+        font.setPointSize(self._label_pt())
+        widest = max(QtGui.QFontMetrics(font).horizontalAdvance("▶ " + t) for t in heads) + 16  # mark, margins
+        return widest > (self.width() - 8) / max(n_cols, 1)
 
     def prepare(self, titles: list[str], n_cols: int) -> None:
         """Build (once) the layout for cells titled ``titles`` without drawing, so the first
@@ -179,6 +190,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         view.invertY(True)
         view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
         view.setBackgroundColor((235, 235, 235))
+        view.setMinimumHeight(self.thumb_min_px())  # never squeezed to nothing by its title
         im = MatrixImage(view, self.cmap, ThumbnailImage(), UnitImage())  # both always fill [0, 1]²
         for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their geometry
             item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)
@@ -268,6 +280,30 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         if self.note is not None and self.note.text != note:
             self.note.setText(note, size=f"{self._label_pt()}pt", color="#8a4b00")
             wrap_title(self.note, max(self.width() - 30, 100))  # a long note wraps, never widens the grid
+        self._fit_min_height()
+
+    def thumb_min_px(self) -> int:
+        """The least height in pixels a thumbnail is given: about one text line of the app font."""
+        return max(24, QtGui.QFontMetrics(self.font).height())
+
+    def set_min_size(self, width: int, height: int) -> None:
+        """The least size for the app font (:func:`gui.widgets.fonts.minimum_sizes`); the grid asks
+        for more height where its titles and thumbnails need it (large fonts, many layers)."""
+        self._floor = (width, height)
+        self.setMinimumWidth(width)
+        self._fit_min_height()
+
+    def _fit_min_height(self) -> None:
+        """Minimum height: the floor, or what every title (wrapped at today's width) plus a
+        thumbnail of :meth:`thumb_min_px` per row takes, if more; a window too short for it
+        scrolls (the central area is a :class:`~gui.widgets.fonts.FitScroll`) rather than
+        squeezing the thumbnails to nothing."""
+        floor = getattr(self, "_floor", (0, 0))[1]
+        content = self.ci.layout.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).height()
+        margins = self.contentsMargins()
+        need = max(floor, int(content) + margins.top() + margins.bottom() + 2 * self.frameWidth())
+        if self.minimumHeight() != need:
+            self.setMinimumHeight(need)
 
     def _pixels(self, view: pg.ViewBox) -> tuple[int, int]:
         """Device pixels (rows, cols) a thumbnail has; huge before the first layout (no pooling)."""

@@ -129,3 +129,17 @@ def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(qt
             too_wide[tabs.tabText(i)] = _sideways_scroll(page)
     assert too_wide == {}
     assert tabs.count() >= 7  # force, teacher forcing, beam, heads, ablate, compare, inside, positional …
+
+
+def test_a_larger_font_at_720p_keeps_every_thumbnail_visible(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint, size=(1280, 720))
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
+    grid = win.grid
+    assert not grid.compact  # the default font: a title over every thumbnail
+    for _ in range(6):  # six presses of Ctrl + (the font goes from 11 to 17 pt)
+        win.change_font(+1)
+    qtbot.wait(100)
+    qtbot.waitUntil(lambda: grid.compact)  # titles no longer fit a column: headers instead
+    heights = [v.height() for v in grid.views]
+    assert min(heights) >= grid.thumb_min_px() - 1, heights  # none squeezed to nothing
+    assert grid.minimumHeight() >= grid.thumb_min_px() * len(grid.views) // grid.n_cols
