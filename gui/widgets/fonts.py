@@ -4,6 +4,8 @@ or widening itself past the size it was given."""
 
 from __future__ import annotations
 
+import math
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 MIN_POINT, MAX_POINT = 7, 40
@@ -46,6 +48,61 @@ class FitScroll(QtWidgets.QScrollArea):
         if obj is self.widget() and ev.type() == QtCore.QEvent.Type.LayoutRequest:
             QtCore.QTimer.singleShot(0, self, self.fit)  # dropped if this widget is gone by then
         return super().eventFilter(obj, ev)
+
+
+class WrappedLabel(QtWidgets.QLabel):
+    """A word-wrapped label that asks for the height its wrapped lines take at its current width,
+    up to ``max_lines`` lines (a longer text shows its first lines).
+    Layouts inside a dock or a main window's strip do not ask a label's height for its width, so
+    a plain wrapped label keeps its one-line height and cuts the lines it wraps into."""
+
+    fitted = QtCore.Signal(int)  # the new minimum height in pixels, after the text, font or width changed it
+
+    def __init__(self, text: str = "", parent=None, max_lines: int = 6) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
+        self.max_lines = max_lines  # a longer text shows its first lines (it stays selectable)
+
+    def _fit(self) -> None:
+        """Minimum height: the text laid out at the label's width (a text document of its font;
+        QLabel's own heightForWidth came out lines too tall inside the window's strip)."""
+        width = self.contentsRect().width()
+        if width <= 0:
+            return
+        doc = QtGui.QTextDocument()
+        doc.setDefaultFont(self.font())
+        doc.setDocumentMargin(0)
+        text = self.text()
+        if QtGui.Qt.mightBeRichText(text):
+            doc.setHtml(text)
+        else:
+            doc.setPlainText(text)
+        doc.setTextWidth(width)
+        margins = self.contentsMargins()
+        height = doc.size().height()
+        block, n_lines = doc.begin(), 0
+        while block.isValid():
+            n_lines += block.layout().lineCount()
+            block = block.next()
+        if n_lines > self.max_lines:
+            height = height * self.max_lines / n_lines
+        need = math.ceil(height) + margins.top() + margins.bottom()
+        if need != self.minimumHeight():
+            self.setMinimumHeight(need)
+            self.fitted.emit(need)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt naming)
+        super().setText(text)
+        self._fit()
+
+    def setFont(self, font: QtGui.QFont) -> None:  # noqa: N802 (Qt naming)
+        super().setFont(font)
+        self._fit()
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(ev)
+        self._fit()
 
 
 def scrolling(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:

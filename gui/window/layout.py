@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.device import cpu_bf16_native
 from gui.state.view_data import KIND_TITLES, KINDS
 from gui.widgets.controls import InputPanel, StepControls
-from gui.widgets.fonts import scrolling
+from gui.widgets.fonts import WrappedLabel, scrolling
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import COLORMAPS, Heatmap
 from gui.widgets.mask_panel import MaskPanel
@@ -52,9 +52,8 @@ def build_widgets(win) -> None:
     win.outer_layout = outer = QtWidgets.QVBoxLayout(top)
     outer.setContentsMargins(6, 4, 6, 2)
     win.inputs = InputPanel()
-    win.translation_label = QtWidgets.QLabel("<b>Translation:</b> —<br><b>After step 0:</b> —")  # 2 lines, as later
+    win.translation_label = WrappedLabel("<b>Translation:</b> —<br><b>After step 0:</b> —")  # 2 lines, as later
     win.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-    win.translation_label.setWordWrap(True)
     win.controls = StepControls()
     outer.addWidget(win.inputs)
     outer.addWidget(win.translation_label)
@@ -66,6 +65,9 @@ def build_widgets(win) -> None:
         win.setCorner(corner, QtCore.Qt.DockWidgetArea.TopDockWidgetArea)  # the strip spans the window
     win.setCorner(QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
     win.addDockWidget(QtCore.Qt.DockWidgetArea.TopDockWidgetArea, win.top_dock)
+    # a dock keeps the height it once had: as the translation wraps into fewer lines, the strip shrinks with it
+    win.translation_label.fitted.connect(lambda _h: QtCore.QTimer.singleShot(0, win, lambda: win.resizeDocks(
+        [win.top_dock], [top.minimumSizeHint().height()], QtCore.Qt.Orientation.Vertical)))
 
     left = QtWidgets.QWidget()
     win.left_layout = lv = QtWidgets.QVBoxLayout(left)

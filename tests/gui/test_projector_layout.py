@@ -143,3 +143,31 @@ def test_a_larger_font_at_720p_keeps_every_thumbnail_visible(qtbot, tiny_checkpo
     heights = [v.height() for v in grid.views]
     assert min(heights) >= grid.thumb_min_px() - 1, heights  # none squeezed to nothing
     assert grid.minimumHeight() >= grid.thumb_min_px() * len(grid.views) // grid.n_cols
+
+
+def _text_height(label) -> float:
+    from PySide6 import QtGui
+
+    doc = QtGui.QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(label.text())
+    doc.setTextWidth(label.contentsRect().width())
+    return doc.size().height()
+
+
+def test_the_translation_lines_are_never_cut_and_the_strip_shrinks_back(qtbot, tiny_checkpoint):
+    win = open_window(qtbot, tiny_checkpoint, size=(1280, 720))
+    for _ in range(4):
+        win.change_font(+1)
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요. 그래서 우리는 영화를 봤어요. 그리고 잤어요.")
+    label = win.translation_label
+    qtbot.wait(50)
+    lines = label.fontMetrics().lineSpacing()
+    long_height = _text_height(label)
+    assert long_height > 2.5 * lines  # wrapped beyond the two lines it starts with
+    assert label.height() >= long_height - 1  # every wrapped line shown whole
+    strip = win.top_dock.height()
+    type_and_translate(qtbot, win, "비가 와요.")
+    qtbot.waitUntil(lambda: win.top_dock.height() < strip)  # fewer lines: the map gets the room back
+    assert label.height() >= _text_height(label) - 1
