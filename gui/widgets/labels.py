@@ -52,6 +52,8 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self.max_chars = MAX_CHARS
         self.staggered = False  # bottom labels on two alternating lines because one line was too crowded
         self.angled = False  # bottom labels at 45° because even two lines were too crowded
+        self.shrink_min_pt: int | None = None  # set: a smaller font (down to this) before dropping labels
+        self._shrunk: QtGui.QFont | None = None  # the smaller font the labels were last laid out in
         self.setAcceptHoverEvents(True)
         self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
         self._static: dict[tuple, tuple] = {}  # (font, shown text) -> (its laid-out glyphs, width, height)
@@ -93,7 +95,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         return list(self._tickLevels[0]) if self._tickLevels else []
 
     def _font(self) -> QtGui.QFont:
-        return self.style["tickFont"] or QtGui.QFont()
+        return self._shrunk or self.style["tickFont"] or QtGui.QFont()
 
     def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph naming)
         show = self.style["showValues"]
@@ -115,10 +117,8 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         dif = hi - lo
         if not ticks or dif == 0:
             return axis_spec, tick_specs, []
-        font = self._font()
-        fm, font_key = QtGui.QFontMetricsF(font), font.toString()
-        max_w = fm.averageCharWidth() * self.max_chars
-        h = fm.height()
+        self._shrunk = None
+        base = self._font()
         vertical = self.orientation in ("left", "right")
         if vertical:
             scale = -bounds.height() / dif
@@ -128,32 +128,15 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             scale = bounds.width() / dif
             offset = lo * scale
             a0, a1 = bounds.left(), bounds.right()
-        items = []  # (index, text, start, end, w, h)
-        v_pos = {}
-        for i, (v, token) in enumerate(ticks):
-            x = v * scale - offset
-            v_pos[i] = x
-            if x < a0 - 0.5 or x > a1 + 0.5:
-                continue
-            text, w = self._label(fm, font_key, max_w, token)
-            half = (h if vertical else w) / 2
-            start = min(max(x - half, a0), a1 - 2 * half)  # keep the label inside the axis
-            items.append((i, text, start, start + 2 * half, w, h))
-        items.sort(key=lambda it: it[2])
-        keep = thin([(it[2], it[3]) for it in items])
-        self.staggered = self.angled = False
-        if not vertical and len(keep) < len(items):  # crowded: two alternating lines, else 45°
-            keep_two = thin([(it[2], it[3]) for it in items], lines=2)
-            angled = []  # parallel 45° labels need a line height / sin 45° between ticks
-            for i, text, _start, _end, w, h in items:
-                half = h / SIN45 / 2
-                start = min(max(v_pos[i] - half, a0), a1 - 2 * half)
-                angled.append((i, text, start, start + 2 * half, w, h))
-            keep_45 = thin([(it[2], it[3]) for it in angled])
-            if len(keep_two) >= len(keep_45) and len(keep_two) > len(keep):
-                keep, self.staggered = keep_two, True
-            elif len(keep_45) > len(keep):
-                items, keep, self.angled = angled, keep_45, True
+        items, keep, v_pos = self._place(base, ticks, vertical, scale, offset, a0, a1)
+        if self.shrink_min_pt is not None and len(keep) < len(items):  # every label, in a smaller font
+            for pt in range(base.pointSize() - 1, self.shrink_min_pt - 1, -1):
+                font = QtGui.QFont(base)
+                font.setPointSize(pt)
+                self._shrunk = font
+                items, keep, v_pos = self._place(font, ticks, vertical, scale, offset, a0, a1)
+                if len(keep) == len(items):
+                    break
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
@@ -183,11 +166,51 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self._updateMaxTextSize(int(size * (2 if self.staggered else 1)))
         return axis_spec, tick_specs, specs_text
 
+    def _place(self, font: QtGui.QFont, ticks, vertical: bool, scale: float, offset: float, a0: float, a1: float):
+        """Lay out the labels in ``font``: ``(items, keep, positions)`` — items ``(index, text,
+        start, end, w, h)`` in axis order, the indices of those drawn (thinned where crowded; bottom
+        labels staggered or angled, see ``staggered`` / ``angled``) and each tick's position."""
+        fm, font_key = QtGui.QFontMetricsF(font), font.toString()
+        max_w = fm.averageCharWidth() * self.max_chars
+        h = fm.height()
+        items = []  # (index, text, start, end, w, h)
+        v_pos = {}
+        for i, (v, token) in enumerate(ticks):
+            x = v * scale - offset
+            v_pos[i] = x
+            if x < a0 - 0.5 or x > a1 + 0.5:
+                continue
+            text, w = self._label(fm, font_key, max_w, token)
+            half = (h if vertical else w) / 2
+            start = min(max(x - half, a0), a1 - 2 * half)  # keep the label inside the axis
+            items.append((i, text, start, start + 2 * half, w, h))
+        items.sort(key=lambda it: it[2])
+        keep = thin([(it[2], it[3]) for it in items])
+        self.staggered = self.angled = False
+        if not vertical and len(keep) < len(items):  # crowded: two alternating lines, else 45°
+            keep_two = thin([(it[2], it[3]) for it in items], lines=2)
+            angled = []  # parallel 45° labels need a line height / sin 45° between ticks
+            for i, text, _start, _end, w, h in items:
+                half = h / SIN45 / 2
+                start = min(max(v_pos[i] - half, a0), a1 - 2 * half)
+                angled.append((i, text, start, start + 2 * half, w, h))
+            keep_45 = thin([(it[2], it[3]) for it in angled])
+            if len(keep_two) >= len(keep_45) and len(keep_two) > len(keep):
+                keep, self.staggered = keep_two, True
+            elif len(keep_45) > len(keep):
+                items, keep, self.angled = angled, keep_45, True
+        return items, keep, v_pos
+
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 N803 (pyqtgraph naming)
         """Angled labels (drawn here, each ending at its tick and rising to it at 45°), or the base
         class's line, ticks and labels (exports and other callers)."""
         if not self.angled:
-            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+            saved = self.style["tickFont"]
+            self.style["tickFont"] = self._font()  # the smaller font the labels were laid out in, if any
+            try:
+                return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+            finally:
+                self.style["tickFont"] = saved
         super().drawPicture(p, axisSpec, tickSpecs, [])
         p.setFont(self._font())
         p.setPen(self.textPen())

@@ -17,6 +17,7 @@ from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 
 PRESENT_EXTRA = 11  # points over the main window's font: 22 pt at the default 11
+TICK_MIN_PT = 10  # token labels shrink down to this size before any is left out
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
 
@@ -32,6 +33,8 @@ class PresentWindow(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         self.heatmap = Heatmap(win.cmap)
         self.heatmap.shrink_values = True  # values in small cells at 720p: a smaller font rather than none
+        for name in ("left", "bottom"):  # token labels too: every row and column named, in a smaller font if need be
+            self.heatmap.plot.getAxis(name).shrink_min_pt = TICK_MIN_PT
         self.caption = QtWidgets.QLabel("")
         self.caption.setWordWrap(True)
         self.help = QtWidgets.QLabel(HELP)

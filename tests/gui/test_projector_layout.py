@@ -3,10 +3,20 @@ than the screen. (Screenshots at 1280×720 … 2560×1440, 100 % and 200 %: docs
 
 from __future__ import annotations
 
+import pytest
 from PySide6 import QtCore
 
 from gui.app import fit_to_screen
 from tests.support.gui import do, open_window, type_and_translate
+
+
+@pytest.fixture(autouse=True)
+def _keep_app_font(qapp):
+    """Tests here make the font larger (View → Larger font sets the application's font): the next
+    test module starts from the font it had."""
+    font = qapp.font()
+    yield
+    qapp.setFont(font)
 
 
 class _Screen:
@@ -171,3 +181,29 @@ def test_the_translation_lines_are_never_cut_and_the_strip_shrinks_back(qtbot, t
     type_and_translate(qtbot, win, "비가 와요.")
     qtbot.waitUntil(lambda: win.top_dock.height() < strip)  # fewer lines: the map gets the room back
     assert label.height() >= _text_height(label) - 1
+
+
+def test_present_mode_names_every_row_in_a_smaller_font_rather_than_leaving_some_out(qtbot, tiny_checkpoint):
+    from gui.window.present import TICK_MIN_PT
+    from gui.window.view_menu import toggle_present
+
+    win = open_window(qtbot, tiny_checkpoint)
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
+    if win.controls.position != 13:
+        do(qtbot, win, lambda: win.controls.set_position(13))  # 13 query rows, as in a short sentence
+    win.set_view("cross")
+    for _ in range(7):  # a large font: 18 + 11 pt in Present
+        win.change_font(+1)
+    toggle_present(win)
+    pw = win.present_window
+    pw.showNormal()
+    pw.resize(1280, 720)
+    for _ in range(3):
+        pw.heatmap.grab()
+        qtbot.wait(30)
+    left = pw.heatmap.plot.getAxis("left")
+    rows = pw.heatmap.matrix.shape[0]
+    assert [i for _, _, i in left.drawn] == list(range(rows))  # every query row named
+    used = left._font().pointSize()
+    assert TICK_MIN_PT <= used <= pw.font().pointSize()
+    pw.close()
