@@ -224,6 +224,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         """Show ``cells`` in a grid of ``n_cols`` columns (heads across, layers down)."""
         titles = [c.title for c in cells]
         shape = self.shape_of(titles, n_cols)
+        relaid = self._cur.shape != shape  # another layout (or a new one): its height is measured again
         if shape in self._layouts:
             self._show(self._layouts[shape])
         else:
@@ -271,6 +272,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 label.setText(text[0], color=colour, size=f"{text[2]}pt")
                 wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
                 self._cur.label_text[id(label)] = text
+                relaid = True
         colour_thumbnails([im.image for im in self.images[:len(cells)]])  # all at once, not one by one at paint
         note = ("" if most == (1, 1) else
                 f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
@@ -280,7 +282,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         if self.note is not None and self.note.text != note:
             self.note.setText(note, size=f"{self._label_pt()}pt", color="#8a4b00")
             wrap_title(self.note, max(self.width() - 30, 100))  # a long note wraps, never widens the grid
-        self._fit_min_height()
+            relaid = True
+        if relaid:  # a step that changes only the images keeps the grid's height (measuring it costs ms)
+            self._fit_min_height()
 
     def thumb_min_px(self) -> int:
         """The least height in pixels a thumbnail is given: about one text line of the app font."""
