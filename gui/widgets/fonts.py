@@ -58,11 +58,12 @@ class WrappedLabel(QtWidgets.QLabel):
 
     fitted = QtCore.Signal(int)  # the new minimum height in pixels, after the text, font or width changed it
 
-    def __init__(self, text: str = "", parent=None, max_lines: int = 6) -> None:
+    def __init__(self, text: str = "", parent=None, max_lines: int = 6, max_share: float = 0.2) -> None:
         super().__init__(text, parent)
         self.setWordWrap(True)
         self.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft | QtCore.Qt.AlignmentFlag.AlignTop)
-        self.max_lines = max_lines  # a longer text shows its first lines (it stays selectable)
+        self.max_lines = max_lines  # a longer text shows its first lines (it stays selectable; tooltip: all)
+        self.max_share = max_share  # and never more than this share of the window's height (at least 2 lines)
 
     def _fit(self) -> None:
         """Minimum height: the text laid out at the label's width (a text document of its font;
@@ -85,8 +86,12 @@ class WrappedLabel(QtWidgets.QLabel):
         while block.isValid():
             n_lines += block.layout().lineCount()
             block = block.next()
-        if n_lines > self.max_lines:
-            height = height * self.max_lines / n_lines
+        per_line = height / max(n_lines, 1)
+        fit_lines = min(self.max_lines, max(2, int(self.window().height() * self.max_share / max(per_line, 1))))
+        cut = n_lines > fit_lines
+        if cut:  # the window must not grow for it: the first lines, the whole text on hover
+            height = per_line * fit_lines
+        self.setToolTip(doc.toPlainText() if cut else "")
         need = math.ceil(height) + margins.top() + margins.bottom()
         if need != self.minimumHeight():
             self.setMinimumHeight(need)
@@ -96,9 +101,10 @@ class WrappedLabel(QtWidgets.QLabel):
         super().setText(text)
         self._fit()
 
-    def setFont(self, font: QtGui.QFont) -> None:  # noqa: N802 (Qt naming)
-        super().setFont(font)
-        self._fit()
+    def changeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+        super().changeEvent(ev)
+        if ev.type() == QtCore.QEvent.Type.FontChange:  # setFont, or a font inherited from the window
+            self._fit()
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         super().resizeEvent(ev)

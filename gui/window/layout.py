@@ -41,6 +41,16 @@ def _dock(win, title: str, name: str, widget: QtWidgets.QWidget) -> QtWidgets.QD
     return dock
 
 
+def _fit_strip(win, top: QtWidgets.QWidget) -> None:
+    """A dock keeps the height it once had: as the translation wraps into fewer lines, the input
+    strip shrinks with it, unless the user dragged it to another height since it was last fitted."""
+    fitted, height = getattr(win, "_strip_fitted", None), win.top_dock.height()
+    if fitted is not None and height != fitted and height > win.top_dock.minimumSizeHint().height():
+        return  # dragged taller by the user: that height stays (the dock still grows with the label's minimum)
+    win.resizeDocks([win.top_dock], [top.minimumSizeHint().height()], QtCore.Qt.Orientation.Vertical)
+    QtCore.QTimer.singleShot(0, win, lambda: setattr(win, "_strip_fitted", win.top_dock.height()))  # once laid out
+
+
 def build_widgets(win) -> None:
     """The map first: the central area is the head grid beside the enlarged map (the larger,
     with the hover line under it). Above it, a fixed strip: the input rows, the translation line
@@ -65,9 +75,7 @@ def build_widgets(win) -> None:
         win.setCorner(corner, QtCore.Qt.DockWidgetArea.TopDockWidgetArea)  # the strip spans the window
     win.setCorner(QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
     win.addDockWidget(QtCore.Qt.DockWidgetArea.TopDockWidgetArea, win.top_dock)
-    # a dock keeps the height it once had: as the translation wraps into fewer lines, the strip shrinks with it
-    win.translation_label.fitted.connect(lambda _h: QtCore.QTimer.singleShot(0, win, lambda: win.resizeDocks(
-        [win.top_dock], [top.minimumSizeHint().height()], QtCore.Qt.Orientation.Vertical)))
+    win.translation_label.fitted.connect(lambda _h: QtCore.QTimer.singleShot(0, win, lambda: _fit_strip(win, top)))
 
     left = QtWidgets.QWidget()
     win.left_layout = lv = QtWidgets.QVBoxLayout(left)

@@ -155,7 +155,8 @@ def test_a_larger_font_at_720p_keeps_every_thumbnail_visible(qtbot, tiny_checkpo
     assert grid.minimumHeight() >= grid.thumb_min_px() * len(grid.views) // grid.n_cols
 
 
-def _text_height(label) -> float:
+def _text_lines(label) -> tuple[float, int]:
+    """The label's text laid out at its width: (height in px, number of lines)."""
     from PySide6 import QtGui
 
     doc = QtGui.QTextDocument()
@@ -163,7 +164,16 @@ def _text_height(label) -> float:
     doc.setDocumentMargin(0)
     doc.setHtml(label.text())
     doc.setTextWidth(label.contentsRect().width())
-    return doc.size().height()
+    height = doc.size().height()  # lays the document out
+    block, lines = doc.begin(), 0
+    while block.isValid():
+        lines += block.layout().lineCount()
+        block = block.next()
+    return height, lines
+
+
+def _text_height(label) -> float:
+    return _text_lines(label)[0]
 
 
 def test_the_translation_lines_are_never_cut_and_the_strip_shrinks_back(qtbot, tiny_checkpoint):
@@ -173,14 +183,25 @@ def test_the_translation_lines_are_never_cut_and_the_strip_shrinks_back(qtbot, t
     type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요. 그래서 우리는 영화를 봤어요. 그리고 잤어요.")
     label = win.translation_label
     qtbot.wait(50)
-    lines = label.fontMetrics().lineSpacing()
-    long_height = _text_height(label)
-    assert long_height > 2.5 * lines  # wrapped beyond the two lines it starts with
-    assert label.height() >= long_height - 1  # every wrapped line shown whole
+    long_height, n_lines = _text_lines(label)
+    per_line = long_height / n_lines
+    assert n_lines >= 3  # wrapped beyond the two lines it starts with
+    shown = label.height() / per_line
+    assert abs(shown - round(shown)) < 0.1 and round(shown) >= 3  # whole lines, more than the first two
+    assert label.height() <= 0.2 * win.height() or round(shown) == 3  # the window never grows for it
+    assert round(shown) == n_lines or label.toolTip()  # lines left out: the whole text on hover
+    assert win.height() == 720
     strip = win.top_dock.height()
     type_and_translate(qtbot, win, "비가 와요.")
     qtbot.waitUntil(lambda: win.top_dock.height() < strip)  # fewer lines: the map gets the room back
     assert label.height() >= _text_height(label) - 1
+    qtbot.wait(50)
+    dragged = win.top_dock.height() + 80
+    win.resizeDocks([win.top_dock], [dragged], QtCore.Qt.Orientation.Vertical)  # as a drag of its edge
+    qtbot.waitUntil(lambda: win.top_dock.height() >= dragged - 2)
+    do(qtbot, win, lambda: win.controls.set_position(0))  # the lines change again
+    qtbot.wait(50)
+    assert win.top_dock.height() >= dragged - 2  # the height the user chose stays
 
 
 def test_present_mode_names_every_row_in_a_smaller_font_rather_than_leaving_some_out(qtbot, tiny_checkpoint):
