@@ -120,7 +120,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         font = QtGui.QFont(self.font)
         font.setPointSize(self._label_pt())
         widest = max(QtGui.QFontMetrics(font).horizontalAdvance("▶ " + t) for t in heads) + 16  # mark, margins
-        return widest > (self.width() - 8) / max(n_cols, 1)
+        slack = 16 if self._cur.compact else 0  # back to titles only with room to spare: a scroll bar
+        return widest + slack > (self.width() - 8) / max(n_cols, 1)  # coming or going never flips it
 
     def prepare(self, titles: list[str], n_cols: int) -> None:
         """Build (once) the layout for cells titled ``titles`` without drawing, so the first

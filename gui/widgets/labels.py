@@ -108,6 +108,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             finally:
                 self.style["showValues"] = show
         self.drawn = []
+        self._shrunk = None
         if specs is None or not show:
             return specs
         axis_spec, tick_specs, _ = specs
@@ -117,7 +118,6 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         dif = hi - lo
         if not ticks or dif == 0:
             return axis_spec, tick_specs, []
-        self._shrunk = None
         base = self._font()
         vertical = self.orientation in ("left", "right")
         if vertical:
@@ -128,15 +128,10 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             scale = bounds.width() / dif
             offset = lo * scale
             a0, a1 = bounds.left(), bounds.right()
-        items, keep, v_pos = self._place(base, ticks, vertical, scale, offset, a0, a1)
-        if self.shrink_min_pt is not None and len(keep) < len(items):  # every label, in a smaller font
-            for pt in range(base.pointSize() - 1, self.shrink_min_pt - 1, -1):
-                font = QtGui.QFont(base)
-                font.setPointSize(pt)
-                self._shrunk = font
-                items, keep, v_pos = self._place(font, ticks, vertical, scale, offset, a0, a1)
-                if len(keep) == len(items):
-                    break
+        placed = self._place(base, ticks, vertical, scale, offset, a0, a1)
+        if self.shrink_min_pt is not None and len(placed[1]) < len(placed[0]) and base.pointSize() > self.shrink_min_pt:
+            placed = self._shrink(base, ticks, vertical, scale, offset, a0, a1)
+        items, keep, v_pos = placed
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
@@ -165,6 +160,30 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             size = max((it[4] + it[5]) * SIN45 for it in items)
         self._updateMaxTextSize(int(size * (2 if self.staggered else 1)))
         return axis_spec, tick_specs, specs_text
+
+    def _shrink(self, base: QtGui.QFont, *where) -> tuple:
+        """The largest point size from ``shrink_min_pt`` up at which every label fits (a bisection:
+        a few layouts, not one per size), kept in ``_shrunk``; the base font's layout (thinned) when
+        even the smallest cannot fit them all: a readable font then, rather than a tiny one."""
+        def at(pt: int) -> tuple:
+            font = QtGui.QFont(base)
+            font.setPointSize(pt)
+            return font, self._place(font, *where)
+
+        lo, hi = self.shrink_min_pt, base.pointSize() - 1
+        font, fit = at(lo)
+        if len(fit[1]) < len(fit[0]):
+            return self._place(base, *where)  # again: _place also sets staggered / angled for what is drawn
+        while lo < hi:  # invariant: every label fits at lo
+            mid = (lo + hi + 1) // 2
+            font, trial = at(mid)
+            if len(trial[1]) == len(trial[0]):
+                lo = mid
+            else:
+                hi = mid - 1
+        font, fit = at(lo)
+        self._shrunk = font
+        return fit
 
     def _place(self, font: QtGui.QFont, ticks, vertical: bool, scale: float, offset: float, a0: float, a1: float):
         """Lay out the labels in ``font``: ``(items, keep, positions)`` — items ``(index, text,

@@ -125,8 +125,19 @@ def _sideways_scroll(widget) -> list[str]:
             for a in areas if a.isVisible() and a.horizontalScrollBar().maximum() > 0]
 
 
-def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(qtbot, tiny_checkpoint):
-    win = open_window(qtbot, tiny_checkpoint, size=(1280, 720))
+@pytest.fixture(scope="module")
+def opus_shaped_checkpoint(tmp_path_factory, tiny_tokenizers):
+    """6 + 6 layers × 8 heads (OPUS-MT's shape, tiny widths): the largest grids and head boxes."""
+    from tests.support import save_tiny
+
+    return save_tiny(tmp_path_factory.mktemp("ckpt6x8") / "six-by-eight", tiny_tokenizers, seed=3, d_model=32,
+                     n_heads=8, n_encoder_layers=6, n_decoder_layers=6)
+
+
+@pytest.mark.parametrize("shape", ["4 heads", "6 × 8 heads"])
+def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(qtbot, tiny_checkpoint,
+                                                                               opus_shaped_checkpoint, shape):
+    win = open_window(qtbot, tiny_checkpoint if shape == "4 heads" else opus_shaped_checkpoint, size=(1280, 720))
     type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
     tabs = win.live.tabs
     too_wide = {}
@@ -228,3 +239,19 @@ def test_present_mode_names_every_row_in_a_smaller_font_rather_than_leaving_some
     used = left._font().pointSize()
     assert TICK_MIN_PT <= used <= pw.font().pointSize()
     pw.close()
+
+
+def test_a_tall_grid_at_a_large_font_asks_for_its_height_and_the_central_area_scrolls(qtbot, opus_shaped_checkpoint):
+    win = open_window(qtbot, opus_shaped_checkpoint, size=(1280, 720))
+    type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
+    grid = win.grid
+    floor_before = grid.minimumHeight()
+    for _ in range(6):
+        win.change_font(+1)
+    qtbot.wait(100)
+    needed = grid.ci.layout.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).height()
+    assert needed > 6 * grid.thumb_min_px()  # six rows of thumbnails at least one text line each
+    assert grid.minimumHeight() >= needed > floor_before  # asked for: more than the font's floor
+    assert min(v.height() for v in grid.views) >= grid.thumb_min_px() - 1
+    assert win.centralWidget().verticalScrollBar().maximum() > 0  # the window stays 720 high: it scrolls
+    assert win.height() == 720
