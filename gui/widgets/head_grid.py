@@ -93,6 +93,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.pooled: list[tuple[int, int]] = []  # shape each thumbnail actually draws
         self._targets: tuple = ()
         self.scale = "fixed"  # or "per-map": each thumbnail spans its own min … max
+        self._floor = (0, 0)  # the least (width, height) for the app font (set_min_size)
 
     # the shown layout's items (read-only views for callers and tests)
     images = property(lambda self: self._cur.images)
@@ -303,7 +304,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         thumbnail of :meth:`thumb_min_px` per row takes, if more; a window too short for it
         scrolls (the central area is a :class:`~gui.widgets.fonts.FitScroll`) rather than
         squeezing the thumbnails to nothing."""
-        floor = getattr(self, "_floor", (0, 0))[1]
+        floor = self._floor[1]
         content = self.ci.layout.effectiveSizeHint(QtCore.Qt.SizeHint.MinimumSize).height()
         margins = self.contentsMargins()
         need = max(floor, int(content) + margins.top() + margins.bottom() + 2 * self.frameWidth())
