@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import InsideStep, inside_of_result
 from core.transformer.kinds import VIEW_TO_KIND
+from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
 from gui.state.view_data import KIND_TITLES, quote, view_at
 from gui.widgets.labels import MAX_CHARS
@@ -71,7 +72,7 @@ class InsidePanel(WorkerTab):
         self.query.setToolTip("the query (row of the enlarged heatmap, from 1); or click a heatmap row")
         top.addWidget(self.query)
         top.addStretch(1)
-        self.popout_button = QtWidgets.QPushButton("Own window ⇱")
+        self.popout_button = QtWidgets.QPushButton(DETACH_TEXT)
         top.addWidget(self.popout_button)
         self.message = QtWidgets.QLabel(HINT)
         self.message.setWordWrap(True)

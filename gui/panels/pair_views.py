@@ -16,7 +16,7 @@ from gui.widgets.heatmap import Heatmap
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
 DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
 HINT = "hover a cell for its value (queries and keys numbered from 1)"
-DETACH_TEXT = "Own window ⇱"  # as the Inside one step and Positional tabs say it
+DETACH_TEXT = "Own window ⇱"  # every tab's button that opens it in a window of its own
 HOME_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab widget -> its tabs before one left
 
 

@@ -13,6 +13,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import positional_matrix
+from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
 from gui.state.view_data import quote
 from gui.widgets.heatmap import MatrixImage, colour_bar
@@ -49,7 +50,7 @@ class PositionalPanel(WorkerTab):
         for key, label in SIDES.items():
             self.side.addItem(label, key)
         self.all_rows = QtWidgets.QCheckBox("all max_len positions")
-        self.popout_button = QtWidgets.QPushButton("Own window ⇱")
+        self.popout_button = QtWidgets.QPushButton(DETACH_TEXT)
         top.addWidget(QtWidgets.QLabel("Table:"))
         top.addWidget(self.side, 1)
         options = QtWidgets.QHBoxLayout()  # a second row: the tab fits a narrow dock
