@@ -15,12 +15,14 @@ from PySide6 import QtCore, QtGui
 from gui.state.view_data import quote
 from gui.widgets.cell_values import CellValues
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
-from gui.widgets.map_style import HATCH, LEGEND, hatch_size
+from gui.widgets.map_style import LEGEND, hatch_size, hatch_stripes
 from gui.widgets.pg_config import configure, no_background_cache
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
 VALUE_MIN_PT = 8  # with shrink_values, cell values shrink to fit their cells down to this size
+# the overlay's colours (RGBA as one uint32 each): transparent, masked, masked on a stripe
+_OVERLAY_WORDS = np.array([[0, 0, 0, 0], [215, 215, 215, 255], [120, 120, 120, 255]], dtype=np.uint8).view(np.uint32).ravel()
 SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 # colour-map entries: over 256, pyqtgraph maps the weights to RGBA with numpy; with 256 or fewer it
 # builds an indexed image's colour table in Python (256 qRgb calls) at every render of every map
@@ -78,13 +80,9 @@ def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.
     h = hatch_size(rows, cols)
     if pixels is not None:
         h = max(1, min(h, pixels[0] // max(rows, 1), pixels[1] // max(cols, 1)))
-    big = np.repeat(np.repeat(mask, h, 0), h, 1)
-    yy, xx = np.indices(big.shape)
-    stripe = (yy + xx) % HATCH == 0
-    rgba = np.zeros((*big.shape, 4), dtype=np.uint8)
-    rgba[big] = (215, 215, 215, 255)
-    rgba[big & stripe] = (120, 120, 120, 255)
-    return rgba
+    big = np.repeat(np.repeat(np.asarray(mask, dtype=np.uint8), h, 0), h, 1)  # 1 on masked pixels
+    shade = big + (big & hatch_stripes(*big.shape))  # 0 not masked, 1 masked, 2 masked stripe
+    return _OVERLAY_WORDS[shade].view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
 class MatrixImage:

@@ -3,6 +3,7 @@ Present mode (one place, so every view draws a mask the same way)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 
 HATCH = 4  # overlay pixels per cell side (the minimum; small maps get more, see hatch_size)
@@ -16,3 +17,11 @@ LEGEND = ("<span style='color:#464646'>■</span> masked (True) &nbsp; "
 def hatch_size(rows: int, cols: int) -> int:
     """Overlay pixels per cell side: more for small maps, so the hatch stays fine-grained."""
     return int(max(HATCH, min(24, 192 // max(rows, cols, 1))))
+
+
+def hatch_stripes(rows: int, cols: int) -> np.ndarray:
+    """Bool ``[rows, cols]``: True on the hatch's diagonal stripes, where ``(y + x) % HATCH == 0``
+    for pixel (y, x). Summed from the two axes' residues (each ``< HATCH``), not from full index
+    grids: the sum is a stripe pixel when it is 0 or HATCH."""
+    s = (np.arange(rows) % HATCH)[:, None] + (np.arange(cols) % HATCH)[None, :]
+    return (s == 0) | (s == HATCH)

@@ -10,8 +10,12 @@ from pyqtgraph import functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
-from gui.widgets.map_style import HATCH, LEGEND, MASKED_RGB, OPEN_RGB, hatch_size
+from gui.widgets.map_style import LEGEND, MASKED_RGB, OPEN_RGB, hatch_size, hatch_stripes
 from gui.widgets.pg_config import no_background_cache
+
+# a mask image's colours (RGBA as one uint32 each): white (absent key or any other value), masked, open, hatch stripe
+_MASK_WORDS = np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 255], [175, 175, 175, 255]],
+                       dtype=np.uint8).view(np.uint32).ravel()
 
 
 def mask_rgba(image: np.ndarray) -> np.ndarray:
@@ -20,16 +24,12 @@ def mask_rgba(image: np.ndarray) -> np.ndarray:
 
     img = np.asarray(image, dtype=np.float32)
     h = hatch_size(*img.shape)
-    cell = np.full((*img.shape, 4), 255, dtype=np.uint8)  # coloured per cell, then repeated: h² fewer writes
-    cell[img == 1] = (*MASKED_RGB, 255)
-    cell[img == 0] = (*OPEN_RGB, 255)
-    rgba = np.repeat(np.repeat(cell, h, 0), h, 1)
+    shade = np.where(img == 1, 1, np.where(img == 0, 2, 0)).astype(np.uint8)  # 0 absent (or other), 1 masked, 2 open
+    big = np.repeat(np.repeat(shade, h, 0), h, 1)
     absent = np.isnan(img)
-    if absent.any():
-        big = np.repeat(np.repeat(absent, h, 0), h, 1)
-        stripe = (np.arange(big.shape[0])[:, None] + np.arange(big.shape[1])[None, :]) % HATCH == 0
-        rgba[big & stripe] = (175, 175, 175, 255)
-    return rgba
+    if absent.any():  # absent keys: white, grey on the hatch's stripes
+        big[(big == 0) & hatch_stripes(*big.shape) & np.repeat(np.repeat(absent, h, 0), h, 1)] = 3
+    return _MASK_WORDS[big].view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
 class OpaqueImage(pg.ImageItem):
