@@ -13,6 +13,7 @@ from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
 from gui.widgets.pg_config import no_background_cache
+from gui.widgets.thumb_view import ThumbView
 from gui.widgets.thumbnails import ThumbnailImage, UnitImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
@@ -47,7 +48,7 @@ class _Layout:
     def __init__(self, ci: pg.GraphicsLayout) -> None:
         self.ci = ci
         self.images: list[MatrixImage] = []
-        self.views: list[pg.ViewBox] = []
+        self.views: list[ThumbView] = []
         self.labels: list[pg.LabelItem] = []
         self.cell_labels: list[pg.LabelItem | None] = []  # per cell; None in a compact grid's head cells
         self.headers: list[pg.LabelItem] = []
@@ -161,7 +162,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         for i in range(n):
             r, c = divmod(i, n_cols)
             if compact and i < n_heads:
-                view = ci.addViewBox(row=r + 1, col=c + 1, lockAspect=False, enableMouse=False, enableMenu=False)
+                view = ThumbView()
+                ci.addItem(view, row=r + 1, col=c + 1)
                 self._add_view(lay, view)
                 lay.cell_labels.append(None)
                 continue
@@ -171,8 +173,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 r, c = divmod(i - n_heads, n_cols // span)
                 row0, col = (head_rows + 1, 1 + c * span) if compact else (2 * head_rows, c)
             label = ci.addLabel("", row=row0 + 2 * r, col=col, colspan=span, size="8pt")
-            view = ci.addViewBox(row=row0 + 2 * r + 1, col=col, colspan=span, lockAspect=False, enableMouse=False,
-                                  enableMenu=False)
+            view = ThumbView()
+            ci.addItem(view, row=row0 + 2 * r + 1, col=col, colspan=span)
             self._add_view(lay, view)
             lay.labels.append(label)
             lay.cell_labels.append(label)
@@ -188,9 +190,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         """Columns a derived cell spans: 2 in a compact grid of ≥ 4 columns (room for its title)."""
         return 2 if compact and n_cols >= 4 else 1
 
-    def _add_view(self, lay: _Layout, view: pg.ViewBox) -> None:
-        view.invertY(True)
-        view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)  # every thumbnail fills [0, 1]²: set once
+    def _add_view(self, lay: _Layout, view: ThumbView) -> None:
         view.setBackgroundColor((235, 235, 235))
         view.setMinimumHeight(self.thumb_min_px())  # never squeezed to nothing by its title
         im = MatrixImage(view, self.cmap, ThumbnailImage(), UnitImage())  # both always fill [0, 1]²
@@ -311,7 +311,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         if self.minimumHeight() != need:
             self.setMinimumHeight(need)
 
-    def _pixels(self, view: pg.ViewBox) -> tuple[int, int]:
+    def _pixels(self, view: ThumbView) -> tuple[int, int]:
         """Device pixels (rows, cols) a thumbnail has; huge before the first layout (no pooling)."""
         w, h = view.width(), view.height()
         if w < 4 or h < 4:
