@@ -215,8 +215,11 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.font = QtGui.QFont(font)
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setStyle(tickFont=font)
-        self.colorbar.axis.setStyle(tickFont=font)
-        self.colorbar.axis.setWidth(int(QtGui.QFontMetricsF(font).horizontalAdvance("0.0000") + 12))
+        metrics = QtGui.QFontMetricsF(font)
+        half = int(metrics.height() / 2) + 2  # the end labels (0, 1.0) reach half a line past the bar's ends
+        self.colorbar.axis.setStyle(tickFont=font, hideOverlappingLabels=max(15, half))  # 15: pyqtgraph's default
+        self.colorbar.layout.setContentsMargins(0, half, 0, half)  # and the bar keeps that room inside the view
+        self.colorbar.axis.setWidth(int(metrics.horizontalAdvance("0.0000") + 12))
         self.colorbar.axis.label.setFont(font)
         self.placeholder.setFont(font)
         self._redraw()

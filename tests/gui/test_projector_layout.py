@@ -4,7 +4,7 @@ than the screen. (Screenshots at 1280×720 … 2560×1440, 100 % and 200 %: docs
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
 from gui.app import fit_to_screen
 from tests.support.gui import do, open_window, type_and_translate
@@ -238,6 +238,18 @@ def test_present_mode_names_every_row_in_a_smaller_font_rather_than_leaving_some
     assert [i for _, _, i in left.drawn] == list(range(rows))  # every query row named
     used = left._font().pointSize()
     assert TICK_MIN_PT <= used <= pw.font().pointSize()
+    # the colour bar keeps its end labels (0 and 1.0 reach half a line past the bar's ends), inside the view
+    bar = pw.heatmap.colorbar.axis
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_RGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        texts = bar.generateDrawSpecs(painter)[2]
+    finally:
+        painter.end()
+    assert {0.0, 1.0} <= {float(text) for _, _, text in texts}
+    view = QtCore.QRectF(pw.heatmap.viewport().rect())
+    for rect, _, _ in texts:
+        assert view.contains(pw.heatmap.mapFromScene(bar.mapRectToScene(rect)).boundingRect().toRectF())
     pw.close()
 
 
