@@ -198,6 +198,10 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
                 out[f"opus_ms_per_token_ours_app{suffix[p]}"] = median_time(fn, repeats) / n * 1000
             plain = lambda: greedy_batch(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, [TEXT])  # noqa: E731
             out["opus_ms_per_token_ours_plain"] = median_time(plain, repeats) / n * 1000
+            c8 = cks["int8-output"]  # the same batched greedy at the precision whose outputs match fp32's
+            plain8 = lambda: greedy_batch(c8.model, c8.src_tokenizer, c8.tgt_tokenizer, [TEXT])  # noqa: E731
+            out["opus_plain_int8_output_same_output"] = plain8() == plain()
+            out["opus_ms_per_token_ours_plain_int8_output"] = median_time(plain8, repeats) / n * 1000
             hf_run, hf_ids = _hf_generate(tmp / "hf", session.source.ids, n)
             out["opus_hf_same_output"] = hf_ids == ours_ids
             out["opus_ms_per_token_hf_generate"] = median_time(hf_run, repeats) / n * 1000
@@ -231,7 +235,9 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
         for p in cks:
             ours = out[f"opus_ms_per_token_ours_app{suffix[p]}"]
             out[f"opus_ours_app{suffix[p]}_vs_ct2_time"] = ours / out["opus_ms_per_token_ct2"]
-        out["opus_ours_plain_vs_ct2_time"] = out["opus_ms_per_token_ours_plain"] / out["opus_ms_per_token_ct2"]
+        for suffix_p in ("", "_int8_output"):
+            out[f"opus_ours_plain{suffix_p}_vs_ct2_time"] = (out[f"opus_ms_per_token_ours_plain{suffix_p}"]
+                                                          / out["opus_ms_per_token_ct2"])
         out["opus_floor_vs_ct2_time"] = out["opus_floor_ms_per_token"] / out["opus_ms_per_token_ct2"]
     return out
 
