@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     win.resize(*(args.size if args.screenshot else fit_to_screen(args.size, app.primaryScreen())))
     win.set_colormap(args.colormap)
     if lecture is not None:  # the window on the lecture (Present mode), or the deck (--deck)
-        from gui.window.lecture import run_from_command_line
+        from gui.window.lecture_deck import run_from_command_line
 
         return run_from_command_line(app, win, lecture, args)
     if args.text:  # one place fills the inputs; both paths below translate what they show

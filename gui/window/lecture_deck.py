@@ -1,0 +1,231 @@
+"""A lecture rendered as a deck (numbered PNGs, one PDF, ``captions.md``), and ``main.py --lecture``:
+the lecture in Present mode, or with ``--deck OUT`` every step rendered offscreen into OUT."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.errors import StudioError
+from gui.state.lecture import Lecture, Page, page_markdown
+from gui.state.view_spec import enlarged_spec
+from gui.widgets.heatmap import Heatmap
+from gui.widgets.map_style import MASK_CMAP
+from gui.window.lecture import LectureDriver, open_lecture
+from gui.window.lecture_text import note_html
+
+DECK_SIZE = (1920, 1080)
+
+
+class LectureSlide(QtWidgets.QWidget):
+    """One deck page, 1920 × 1080: the heading, the sentence and step, the map (most of the page,
+    what Present mode shows: :func:`gui.state.view_spec.enlarged_spec`), the experiment's numbers
+    beside it, the caption, and a footer naming what is drawn."""
+
+    def __init__(self, cmap, font_family: str = "", size: tuple[int, int] = DECK_SIZE) -> None:
+        super().__init__()
+        self.cmap = cmap
+        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
+        self.setAutoFillBackground(True)
+        pal = self.palette()
+        pal.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("white"))
+        pal.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor("#111111"))
+        self.setPalette(pal)
+        self.setFixedSize(*size)
+
+        def font(pt: int, bold: bool = False) -> QtGui.QFont:
+            f = QtGui.QFont(font_family) if font_family else QtGui.QFont()
+            f.setPointSize(pt)
+            f.setBold(bold)
+            return f
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(36, 24, 36, 18)
+        layout.setSpacing(6)
+        self.heading = self._label(font(24, True))
+        self.sentence = self._label(font(21))
+        self.where = self._label(font(14))
+        self.heatmap = Heatmap(cmap)
+        self.heatmap.set_font(font(15))
+        self.heatmap.set_show_values(True)
+        self.note = self._label(font(15))
+        self.note.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.note.setFixedWidth(size[0] * 3 // 10)
+        self.note.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        self.blank = self._label(font(18))
+        self.blank.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
+        self.blank.setText("(nothing drawn: see the caption)")
+        self.blank.setStyleSheet("QLabel { color: #777777; }")
+        self.note_below = self._label(font(14))
+        self.note_below.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.note_below.setStyleSheet("QLabel { color: #333333; }")
+        self.caption = self._label(font(18))
+        self.caption.setStyleSheet("QLabel { background: #f3f3f0; padding: 10px; border-left: 6px solid #4a6fa5; }")
+        self.footer = self._label(font(12))
+        self.footer.setStyleSheet("QLabel { color: #555555; }")
+        body = QtWidgets.QHBoxLayout()
+        body.addWidget(self.heatmap, 1)
+        body.addWidget(self.blank, 1)
+        body.addWidget(self.note, 0)
+        for w in (self.heading, self.sentence, self.where):
+            layout.addWidget(w)
+        layout.addLayout(body, 1)
+        layout.addWidget(self.note_below)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.footer)
+
+    @staticmethod
+    def _label(font: QtGui.QFont) -> QtWidgets.QLabel:
+        label = QtWidgets.QLabel()
+        label.setFont(font)
+        label.setWordWrap(True)
+        label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        return label
+
+    def show_page(self, page: Page, vm, model: str = "", scale: str = "fixed") -> None:
+        """Fill the page from ``page`` and the map of the view model ``vm`` (None: no map)."""
+        self.heading.setText(page.heading)
+        self.sentence.setText(page.sentence)
+        self.where.setText(" · ".join(x for x in (page.where, page.settings) if x))
+        self.caption.setText(page.caption)
+        self.caption.setStyleSheet(self.caption.styleSheet().replace("#4a6fa5", "#b00020") if page.error else
+                                   self.caption.styleSheet().replace("#b00020", "#4a6fa5"))
+        table = "\t" in page.note  # a table (the inside of a step) stands beside the map, lines go under it
+        self.note.setText(note_html(page.note) if table else "")
+        self.note.setVisible(table)
+        self.note_below.setText("" if table else note_html(page.note))
+        self.note_below.setVisible(bool(page.note) and not table)
+        self.footer.setText(f"Drawn: {page.drawn}" + (f" · model {model}" if model else "") +
+                            f" · lecture step {page.number} / {page.total} · Attention Studio")
+        spec = None if page.error or vm is None else enlarged_spec(vm, presenter=True)
+        self.heatmap.set_scale(scale)
+        self.heatmap.setVisible(spec is not None)
+        self.blank.setVisible(spec is None)
+        if spec is None:
+            return
+        if spec.mask_picture:
+            self.heatmap.set_colormap(MASK_CMAP)
+            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
+        else:
+            self.heatmap.set_colormap(self.cmap)
+            self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
+                                    spec.row_label, spec.col_label)
+
+    def image(self) -> QtGui.QImage:
+        """The page as an image of exactly the slide's size."""
+        app = QtWidgets.QApplication.instance()
+        for _ in range(3):
+            app.processEvents()
+        image = self.grab().toImage()
+        if image.size() != self.size():
+            image = image.scaled(self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
+                                 QtCore.Qt.TransformationMode.SmoothTransformation)
+        return image
+
+
+def wait_until(done, timeout_s: float, what: str) -> None:
+    """Process events until ``done()`` (the deck's steps run in the window's worker). Raises
+    ValueError after ``timeout_s`` seconds."""
+    app = QtWidgets.QApplication.instance()
+    end = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() > end:
+            raise ValueError(f"{what}: no answer within {timeout_s:.0f} s")
+        app.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
+        time.sleep(0.002)
+
+
+def render_deck(win, lecture: Lecture, out: Path | str, size: tuple[int, int] = DECK_SIZE,
+                timeout_s: float = 180.0, model: str = "") -> list[Path]:
+    """Run every step of ``lecture`` on ``win`` (its model loaded) and write ``step-01.png`` …
+    (``size``), ``<lecture>.pdf`` (one page per step) and ``captions.md`` into ``out``; returns
+    the files written. A step with problems becomes a page that shows them. Raises ValueError when
+    a step gets no answer within ``timeout_s`` or a file cannot be written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    driver = LectureDriver(win, lecture, interactive=False)
+    slide = LectureSlide(win.cmap, win.font_family, size)
+    slide.show()
+    stem = lecture.path.stem if lecture.path is not None else "lecture"
+    pdf_path = out / f"{stem}.pdf"
+    writer = QtGui.QPdfWriter(str(pdf_path))
+    writer.setTitle(lecture.title)
+    writer.setCreator("Attention Studio")
+    writer.setResolution(96)
+    writer.setPageSize(QtGui.QPageSize(QtCore.QSizeF(size[0] * 0.75, size[1] * 0.75), QtGui.QPageSize.Unit.Point,
+                                       "slide"))
+    writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
+    painter = QtGui.QPainter()
+    written: list[Path] = []
+    markdown = [f"# {lecture.title}", "", f"{len(lecture.steps)} steps" + (f" on the model {model}" if model else "") +
+                f"; the PDF is [{pdf_path.name}]({pdf_path.name}).", ""]
+    try:
+        for i in range(len(lecture.steps)):
+            driver.go(i)
+            wait_until(lambda: driver.done, timeout_s, f"lecture step {i + 1}")
+            page = driver.page
+            slide.show_page(page, None if page.error else win.vm, model, win.heatmap.scale)
+            image = slide.image()
+            png = out / f"step-{i + 1:02d}.png"
+            if not image.save(str(png)):
+                raise ValueError(f"could not write {png}")
+            written.append(png)
+            if i == 0:
+                if not painter.begin(writer):
+                    raise ValueError(f"could not write {pdf_path}")
+            elif not writer.newPage():
+                raise ValueError(f"could not add page {i + 1} to {pdf_path}")
+            target = painter.viewport()
+            painter.drawImage(QtCore.QRect(0, 0, target.width(), target.height()), image)
+            markdown.append(page_markdown(page, png.name))
+    finally:
+        if painter.isActive():
+            painter.end()
+        slide.close()
+        driver.detach()
+        driver.deleteLater()
+    written.append(pdf_path)
+    md = out / "captions.md"
+    try:
+        md.write_text("\n".join(markdown), encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"could not write {md}: {exc}") from None
+    written.append(md)
+    return written
+
+
+def run_from_command_line(app, win, lecture: Lecture, args) -> int:
+    """``main.py --lecture FILE``: ``win`` on the lecture in Present mode (runs the event loop),
+    or with ``--deck OUT`` every step rendered offscreen into OUT; returns the exit status (2 with
+    one ``error:`` line when the model or a step fails)."""
+    import sys
+
+    from core.checkpoints.checkpoint import load_checkpoint
+
+    if args.deck is None:
+        win.show()
+        driver = open_lecture(win, lecture)  # noqa: F841 - lives as long as the event loop
+        win.load_checkpoint(args.checkpoint, args.device, args.precision)
+        return app.exec()
+    t0 = time.perf_counter()
+    try:
+        ckpt = load_checkpoint(args.checkpoint, device=args.device, precision=args.precision)
+        win.use_checkpoint(ckpt)
+        win.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)  # shown (its tabs work), never on screen
+        win.show()
+        files = render_deck(win, lecture, args.deck, model=ckpt.name)
+    except (StudioError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        win.close()
+    pngs = [f for f in files if f.suffix == ".png"]
+    others = ", ".join(f.name for f in files if f.suffix != ".png")
+    print(f"saved {len(pngs)} pages to {args.deck}: {pngs[0].name} … {pngs[-1].name}, {others} "
+          f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+__all__ = ["DECK_SIZE", "LectureSlide", "render_deck", "run_from_command_line", "wait_until"]
