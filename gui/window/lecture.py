@@ -35,8 +35,9 @@ from gui.state.lecture import (
     result_note,
 )
 from gui.state.view_data import view_at
-from gui.window.lecture_text import caption_html
+from gui.window.lecture_text import caption_html, note_point_size
 
+NOTE_MAX_HEIGHT = 0.25  # Present mode's note takes at most this part of the window's height (the map keeps the rest)
 PRESENT_HELP = "→ ← / PgDn PgUp lecture step · ↓ ↑ decoder step · V view · L layer · H head · M mean · Esc leave"
 NEXT_KEYS = (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_PageDown)
 PREVIOUS_KEYS = (QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_PageUp)
@@ -160,6 +161,7 @@ class LectureDriver(QtCore.QObject):
         self._answers = 0
         self._scheduled = False
         self._decorated = None  # (present window, header label, caption label)
+        self._fitted_width = -1  # Present mode's width the note's size was fitted to
         self._poll = QtCore.QTimer(self)  # a safety net beside the events below
         self._poll.setInterval(50)
         self._poll.timeout.connect(self._resume)
@@ -378,7 +380,12 @@ class LectureDriver(QtCore.QObject):
         if self._decorated is not None:
             pw, header, text = self._decorated
             header.setText(f"{head} &nbsp; {settings}")
-            text.setText(caption_html(page, max(pw.font().pointSize() - 10, 11)))
+            largest = text.font().pointSize()  # the numbers as large as the caption where they fit across
+            margins = pw.layout().contentsMargins()
+            width = pw.width() - margins.left() - margins.right() - 8
+            pt = note_point_size(page.note, text.font(), width, pw.height() * NOTE_MAX_HEIGHT, largest)
+            text.setText(caption_html(page, pt))
+            self._fitted_width = pw.width()
 
     def _build_bar(self) -> None:
         self.bar = QtWidgets.QWidget()
@@ -423,6 +430,9 @@ class LectureDriver(QtCore.QObject):
         if kind == QtCore.QEvent.Type.Show and obj is getattr(self.win, "present_window", None):
             self._decorate()
             self.show_page()
+        if (kind == QtCore.QEvent.Type.Resize and obj is getattr(self.win, "present_window", None)
+                and obj.width() != self._fitted_width):
+            self.show_page()  # the note's size fits the width
         if kind != QtCore.QEvent.Type.KeyPress or not isinstance(obj, QtWidgets.QWidget):
             return False
         top = obj.window()

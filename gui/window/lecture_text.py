@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import html
 
+from PySide6 import QtGui
+
 from gui.state.lecture import Page
+
+NOTE_MIN_PT = 11  # Present mode's note (an experiment's numbers) shrinks to fit its width, never below this
 
 
 def note_html(note: str, across: bool = False) -> str:
@@ -45,3 +49,52 @@ def caption_html(page: Page, note_pt: int = 0) -> str:
         size = f" font-size:{note_pt}pt;" if note_pt else ""
         text += f"<div style='color:#444;{size}'>{note_html(page.note, across=True)}</div>"
     return text
+
+
+def _tables(note: str) -> list[str]:
+    """The note's tables: each run of consecutive tab-separated lines, as its own note."""
+    runs, cur = [], []
+    for line in note.splitlines() + [""]:
+        if "\t" in line:
+            cur.append(line)
+        elif cur:
+            runs.append("\n".join(cur))
+            cur = []
+    return runs
+
+
+def note_point_size(note: str, font: QtGui.QFont, width: float, height: float, largest: int,
+                    smallest: int = NOTE_MIN_PT) -> int:
+    """The largest point size from ``largest`` down to ``smallest`` at which ``note`` (as Present
+    mode draws it: :func:`note_html` with ``across``) in ``font``'s family fits: every table no
+    wider than ``width`` px unwrapped (numbers and tokens are never broken), and the whole note,
+    its lines wrapped at ``width``, no taller than ``height`` px. ``smallest`` when none fits.
+    A bisection over sizes (widths and heights grow with the size)."""
+    if not note or largest <= smallest:
+        return largest
+    docs = []
+    for part in _tables(note) + [note]:
+        doc = QtGui.QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setHtml(note_html(part, across=True))
+        docs.append(doc)
+    docs[-1].setTextWidth(width)  # the whole note, wrapped: its height
+
+    def fits(pt: int) -> bool:
+        sized = QtGui.QFont(font)
+        sized.setPointSize(pt)
+        for doc in docs:
+            doc.setDefaultFont(sized)
+        return (all(doc.idealWidth() <= width for doc in docs[:-1])
+                and docs[-1].size().height() <= height)
+
+    lo, hi = smallest, largest
+    if fits(hi):
+        return hi
+    while lo < hi - 1:  # invariant: hi does not fit; lo fits or is the floor
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
