@@ -335,3 +335,33 @@ def test_heatmap_built_alone_is_white_and_row_major(qtbot, pg_defaults):
     assert _corner_rgb(hm) == (255, 255, 255)
     assert hm.image.width() == 3 and hm.image.height() == 2  # columns = keys, rows = queries
     assert pg.getConfigOption("imageAxisOrder") == "row-major"
+
+
+def test_labels_at_45_degrees_are_inside_the_axis_item(qtbot):
+    """Angled labels end at their tick and rise to the left: the first one's ink reaches left of
+    the axis itself, and Qt clips an item's drawing to its bounding rect (it cut "[BOS]" to "OS]")."""
+    from PySide6 import QtCore, QtGui
+
+    from gui.widgets.heatmap import Heatmap
+
+    src = ["[BOS]"] + [f"▁token{i:02d}" for i in range(30)]
+    hm = Heatmap(pg.colormap.get("viridis"))
+    qtbot.addWidget(hm)
+    hm.resize(700, 460)
+    hm.show()
+    font = QtGui.QFont()
+    font.setPointSize(20)
+    hm.set_font(font)
+    hm.set_matrix(np.full((3, len(src)), 0.5, np.float32), None, ["a", "b", "c"], src, "title")
+    for _ in range(3):
+        hm.grab()
+        qtbot.wait(30)
+    bottom = hm.plot.getAxis("bottom")
+    assert bottom.angled and bottom.drawn[0][2] == 0
+    fm = QtGui.QFontMetricsF(bottom._font())
+    bounds = bottom.boundingRect().adjusted(-1, -1, 1, 1)
+    for rect, text, _ in bottom.drawn:  # as drawPicture draws them: right-aligned, turned −45° about the tick
+        w = fm.horizontalAdvance(text) + 2
+        turn = QtGui.QTransform().translate(rect.center().x(), rect.top()).rotate(-45)
+        ink = turn.mapRect(QtCore.QRectF(-w, 0, w, rect.height()))
+        assert bounds.contains(ink), (text, ink, bounds)
