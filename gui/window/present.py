@@ -17,7 +17,7 @@ from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 
 PRESENT_EXTRA = 11  # points over the main window's font: 22 pt at the default 11
-TICK_MIN_PT = 10  # token labels shrink down to this size before any is left out
+TICK_MIN_PT = 12  # token labels shrink down to this size before any is left out (smaller is unreadable from a room)
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
 
 
