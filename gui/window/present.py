@@ -81,15 +81,16 @@ class PresentWindow(QtWidgets.QWidget):
             self.heatmap.set_empty()
             self.caption.setText("No translation yet")
             return
+        so_far = vm.text_at() or "…"
+        sentence = f"{vm.result.source.text}  →  {so_far}"
         if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
             self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
             n = len(mask_cells(vm.result, vm.step))
-            self.caption.setText(f"Masks · {spec.key[0] + 1} / {n} · step {vm.step}")
+            self.caption.setText(f"{sentence}   (masks · {spec.key[0] + 1} / {n} · step {vm.step})")
             return
         self.heatmap.set_colormap(self.win.cmap)
-        so_far = vm.text_at() or "…"
-        self.caption.setText(f"{vm.result.source.text}  →  {so_far}   (step {vm.step})")
+        self.caption.setText(f"{sentence}   (step {vm.step})")
         self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
                                 spec.row_label, spec.col_label)
 

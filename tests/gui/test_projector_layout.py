@@ -108,6 +108,9 @@ def test_present_mode_at_720p_follows_the_font_and_shows_values_labels_and_the_t
     assert len(hm.values.shown()) == rows * cols  # every value at 720p
     for axis, n in ((hm.plot.getAxis("left"), rows), (hm.plot.getAxis("bottom"), cols)):
         assert [i for _, _, i in axis.drawn] == list(range(n))  # every label
+    win.set_view("masks")  # the Masks view keeps the sentence above its mask
+    qtbot.wait(30)
+    assert win.result.source.text in pw.caption.text() and "masks · 1 / " in pw.caption.text()
     pw.close()
 
 
