@@ -50,6 +50,9 @@ class FitScroll(QtWidgets.QScrollArea):
         return super().eventFilter(obj, ev)
 
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's largest widget size: no maximum
+
+
 class WrappedLabel(QtWidgets.QLabel):
     """A word-wrapped label that asks for the height its wrapped lines take at its current width,
     up to ``max_lines`` lines (a longer text shows its first lines).
@@ -82,17 +85,21 @@ class WrappedLabel(QtWidgets.QLabel):
         doc.setTextWidth(width)
         margins = self.contentsMargins()
         height = doc.size().height()
-        block, n_lines = doc.begin(), 0
+        bottoms = []  # where each line ends, in px from the top (blocks of rich text have margins between them)
+        block, layout = doc.begin(), doc.documentLayout()
         while block.isValid():
-            n_lines += block.layout().lineCount()
+            top, lines = layout.blockBoundingRect(block).top(), block.layout()
+            bottoms += [top + lines.lineAt(i).y() + lines.lineAt(i).height() for i in range(lines.lineCount())]
             block = block.next()
+        n_lines = len(bottoms)
         per_line = height / max(n_lines, 1)
         fit_lines = min(self.max_lines, max(2, int(self.window().height() * self.max_share / max(per_line, 1))))
         cut = n_lines > fit_lines
-        if cut:  # the window must not grow for it: the first lines, the whole text on hover
-            height = per_line * fit_lines
+        if cut:  # the window must not grow for it: the first lines whole (no part of the next), all of it on hover
+            height = bottoms[fit_lines - 1]
         self.setToolTip(doc.toPlainText() if cut else "")
         need = math.ceil(height) + margins.top() + margins.bottom()
+        self.setMaximumHeight(need if cut else QWIDGETSIZE_MAX)  # a taller row would show part of the next line
         if need != self.minimumHeight():
             self.setMinimumHeight(need)
             self.fitted.emit(need)

@@ -35,6 +35,7 @@ from gui.state.lecture import (
     result_note,
 )
 from gui.state.view_data import view_at
+from gui.widgets.fonts import WrappedLabel
 from gui.window.lecture_text import caption_html, note_point_size
 
 NOTE_MAX_HEIGHT = 0.25  # Present mode's note takes at most this part of the window's height (the map keeps the rest)
@@ -393,9 +394,11 @@ class LectureDriver(QtCore.QObject):
         row.setContentsMargins(4, 2, 4, 2)
         previous = QtWidgets.QPushButton("◀ Previous step (PgUp)")
         following = QtWidgets.QPushButton("Next step (PgDn) ▶")
-        self.bar_label = QtWidgets.QLabel(f"<b>Lecture · {self.lecture.title}</b>: loading the model …")
-        self.bar_label.setWordWrap(True)
+        # whole lines (heading and caption, at most three; all of it on hover): a plain wrapped label
+        # in this row kept one line's height and cut the caption through its second line
+        self.bar_label = WrappedLabel(max_lines=3, max_share=0.15)
         self.bar_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.bar_label.setText(f"<b>Lecture · {self.lecture.title}</b>: loading the model …")
         previous.clicked.connect(self.previous)
         following.clicked.connect(self.next)
         row.addWidget(previous)

@@ -270,3 +270,43 @@ def test_a_tall_grid_at_a_large_font_asks_for_its_height_and_the_central_area_sc
     assert min(v.height() for v in grid.views) >= grid.thumb_min_px() - 1
     assert win.centralWidget().verticalScrollBar().maximum() > 0  # the window stays 720 high: it scrolls
     assert win.height() == 720
+
+
+def test_a_cut_wrapped_label_shows_whole_lines_only(qtbot):
+    """A WrappedLabel with more lines than it may show (the lecture bar: heading and caption, at most
+    three lines) is exactly as tall as its first lines, even in a taller row: no part of the next
+    line shows, and the whole text is its tooltip."""
+    from PySide6 import QtGui, QtWidgets
+
+    from gui.widgets.fonts import WrappedLabel
+
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    row = QtWidgets.QHBoxLayout(host)
+    label = WrappedLabel(max_lines=3, max_share=0.5)
+    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    tall = QtWidgets.QPushButton("tall")
+    tall.setMinimumHeight(400)  # the row is far taller than three lines
+    row.addWidget(label, 1)
+    row.addWidget(tall)
+    host.resize(500, 420)
+    host.show()
+    text = "<b>Lecture · 1 / 4</b> greedy<br>" + "a caption that wraps " * 30 + "<div><p>a note</p></div>"
+    label.setText(text)
+    qtbot.wait(30)
+    label.setText(text)  # fitted at its laid-out width
+    doc = QtGui.QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(text)
+    doc.setTextWidth(label.contentsRect().width())
+    doc.size()  # laid out now
+    first = doc.begin().layout()
+    assert first.lineCount() >= 3
+    third = doc.documentLayout().blockBoundingRect(doc.begin()).top() + first.lineAt(2).y() + first.lineAt(2).height()
+    margins = label.contentsMargins()
+    assert label.height() == label.minimumHeight() == label.maximumHeight()
+    assert abs(label.height() - (third + margins.top() + margins.bottom())) <= 1
+    assert "a note" in label.toolTip() and "Lecture · 1 / 4" in label.toolTip()
+    label.setText("short")  # no longer cut: no maximum
+    assert label.maximumHeight() > 1000 and label.toolTip() == ""
