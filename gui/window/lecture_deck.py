@@ -59,9 +59,9 @@ class LectureSlide(QtWidgets.QWidget):
         self.blank.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.blank.setText("(nothing drawn: see the caption)")
         self.blank.setStyleSheet("QLabel { color: #777777; }")
-        self.note_below = self._label(font(14))
+        self.note_below = self._label(font(18))  # what the caption quotes (ablated output, NLL, beam scores): as large
         self.note_below.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.note_below.setStyleSheet("QLabel { color: #333333; }")
+        self.note_below.setStyleSheet("QLabel { color: #222222; }")
         self.caption = self._label(font(18))
         self.caption.setStyleSheet("QLabel { background: #f3f3f0; padding: 10px; border-left: 6px solid #4a6fa5; }")
         self.footer = self._label(font(12))
