@@ -510,12 +510,16 @@ def result_note(vm, step: LectureStep) -> str:
     if vm.teacher_forced:
         lines.append(vm.loss_text())
         lines.append(f"the model's own argmax at each reference position: {r.translation}")
+        probs = " · ".join(f"{st.token} {math.exp(st.logprob):.2f}" for st in r.steps if st.logprob is not None)
+        if probs:
+            lines.append(f"p(reference token) at each position: {probs}")
     fork = vm.side_by_side()
     if fork:
         lines += [f"{label}: {text}" + ("" if lp is None else f"  (log P {lp:.2f})") for label, text, lp in fork]
     if r.mode == "beam" and r.hypotheses:
         best = ", ".join(f"{text!r} {score:.3f}" for text, score, _ in r.hypotheses[:3])
-        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}")
+        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}"
+                     + ("" if r.logprob is None else f"; the best one's log P {r.logprob:.2f}"))
     pads = int(r.maps.src_key_padding_mask.sum())
     if pads:
         w = r.maps.cross[..., r.maps.src_key_padding_mask]

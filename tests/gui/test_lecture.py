@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -203,6 +204,11 @@ def test_clicker_keys_step_through_the_lecture_in_present_mode(qtbot, window, ti
     assert window.vm.teacher_forced and window.result.causal is False  # the live model's own mask-off pass
     assert "Second caption" in bar and "2 / 4" in bar and B in present_caption
     assert "causal mask OFF" in driver.page.drawn and "mean NLL" in driver.page.note
+    steps = window.vm.result.steps  # each reference token's probability, as the slide quotes them
+    line = [x for x in driver.page.note.splitlines() if x.startswith("p(reference token) at each position: ")]
+    assert len(line) == 1 and len(steps) >= 2
+    assert line[0].split(": ", 1)[1].split(" · ") == [f"{st.token} {math.exp(st.logprob):.2f}" for st in steps]
+    assert all(0 < math.exp(st.logprob) <= 1 for st in steps)
 
     _press(qtbot, pw, keys.Key_Right)  # the wrong step: its problem is the caption, the lecture goes on
     _wait_shown(qtbot, driver, 2)
