@@ -91,6 +91,7 @@ class WrappedLabel(QtWidgets.QLabel):
             top, lines = layout.blockBoundingRect(block).top(), block.layout()
             bottoms += [top + lines.lineAt(i).y() + lines.lineAt(i).height() for i in range(lines.lineCount())]
             block = block.next()
+        bottoms = sorted({round(b, 1) for b in bottoms})  # a table's cells side by side end on one line
         n_lines = len(bottoms)
         per_line = height / max(n_lines, 1)
         fit_lines = min(self.max_lines, max(2, int(self.window().height() * self.max_share / max(per_line, 1))))

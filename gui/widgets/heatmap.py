@@ -88,9 +88,10 @@ def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.
 class MatrixImage:
     """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image`` and
     ``overlay``: the (row-major) items to use, e.g. :class:`gui.widgets.thumbnails.ThumbnailImage`
-    and :class:`gui.widgets.thumbnails.UnitImage` for a thumbnail (``set(..., unit=True)``)."""
+    and :class:`gui.widgets.thumbnails.UnitImage` for a thumbnail (``set(..., unit=True)``). ``view``: a
+    ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
 
-    def __init__(self, view: pg.ViewBox, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
+    def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
                  overlay: pg.ImageItem | None = None) -> None:
         self.image = image if image is not None else pg.ImageItem(axisOrder="row-major")
         self.overlay = overlay if overlay is not None else pg.ImageItem(axisOrder="row-major")

@@ -58,7 +58,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
         self._static: dict[tuple, tuple] = {}  # (font, shown text) -> (its laid-out glyphs, width, height)
         self._specs: tuple | None = None  # what paint() draws (see _prepare)
-        self._reach: tuple | None = None  # (tick font, px): how far angled labels reach left of the axis
+        self._reach: tuple | None = None  # ((font key, max chars), px): how far 45° labels reach left of the axis
 
     def setTicks(self, ticks) -> None:  # noqa: N802 (pyqtgraph naming)
         """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
@@ -82,16 +82,25 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
 
     def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
         """As pyqtgraph's; a bottom axis reaches further left by the longest angled label's run
-        (labels at 45° end at their tick and rise to the left): Qt clips what an item draws
-        outside it, which cut the first column's label."""
+        (labels at 45° end at their tick and rise to the left): Qt repaints an item only inside
+        it, which cut the first column's label."""
         rect = super().boundingRect()
         if self.orientation != "bottom":
             return rect
         font = self.style["tickFont"] or QtGui.QFont()  # the base font: a shrunk one reaches less far
-        if self._reach is None or self._reach[0] is not font:
+        key = (font.key(), self.max_chars)
+        if self._reach is None or self._reach[0] != key:
             fm = QtGui.QFontMetricsF(font)
-            self._reach = (font, (fm.averageCharWidth() * self.max_chars + fm.height()) * SIN45)
+            self._reach = (key, (fm.averageCharWidth() * self.max_chars + fm.height()) * SIN45)
         return rect.adjusted(-self._reach[1], 0, 0, 0)
+
+    def setStyle(self, **kwargs) -> None:  # noqa: N802 (pyqtgraph naming)
+        """As pyqtgraph's; a new tick font changes how far the bounding rect reaches (Qt must know
+        before, or the old labels' pixels stay on screen)."""
+        if "tickFont" in kwargs:
+            self.prepareGeometryChange()
+            self._reach = None
+        super().setStyle(**kwargs)
 
     def _label(self, fm: QtGui.QFontMetricsF, font_key: str, max_w: float, token) -> tuple[str, float]:
         """The label shown for ``token`` (elided to ``max_w`` px) and its width in px, measured once

@@ -19,7 +19,7 @@ _MASK_WORDS = np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 25
 
 
 def mask_rgba(image: np.ndarray) -> np.ndarray:
-    """RGBA ``[rows·4, cols·4, 4]`` for a mask image (1 = masked, 0 = may attend, NaN = key not
+    """RGBA ``[rows·h, cols·h, 4]`` (h: :func:`hatch_size`, 4 to 24) for a mask image (1 = masked, 0 = may attend, NaN = key not
     computed yet: white with a grey hatch)."""
 
     img = np.asarray(image, dtype=np.float32)

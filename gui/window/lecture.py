@@ -162,7 +162,7 @@ class LectureDriver(QtCore.QObject):
         self._answers = 0
         self._scheduled = False
         self._decorated = None  # (present window, header label, caption label)
-        self._fitted_width = -1  # Present mode's width the note's size was fitted to
+        self._fitted_size = QtCore.QSize()  # Present mode's size the note's point size was fitted to
         self._poll = QtCore.QTimer(self)  # a safety net beside the events below
         self._poll.setInterval(50)
         self._poll.timeout.connect(self._resume)
@@ -386,7 +386,7 @@ class LectureDriver(QtCore.QObject):
             width = pw.width() - margins.left() - margins.right() - 8
             pt = note_point_size(page.note, text.font(), width, pw.height() * NOTE_MAX_HEIGHT, largest)
             text.setText(caption_html(page, pt))
-            self._fitted_width = pw.width()
+            self._fitted_size = pw.size()
 
     def _build_bar(self) -> None:
         self.bar = QtWidgets.QWidget()
@@ -434,8 +434,8 @@ class LectureDriver(QtCore.QObject):
             self._decorate()
             self.show_page()
         if (kind == QtCore.QEvent.Type.Resize and obj is getattr(self.win, "present_window", None)
-                and obj.width() != self._fitted_width):
-            self.show_page()  # the note's size fits the width
+                and obj.size() != self._fitted_size):
+            self.show_page()  # the note's size fits the width and height
         if kind != QtCore.QEvent.Type.KeyPress or not isinstance(obj, QtWidgets.QWidget):
             return False
         top = obj.window()

@@ -9,7 +9,7 @@ from PySide6 import QtGui
 
 from gui.state.lecture import Page
 
-NOTE_MIN_PT = 11  # Present mode's note (an experiment's numbers) shrinks to fit its width, never below this
+NOTE_MIN_PT = 12  # Present mode's note (an experiment's numbers) shrinks to fit its width, never below this
 
 
 def note_html(note: str, across: bool = False) -> str:

@@ -339,7 +339,7 @@ def test_heatmap_built_alone_is_white_and_row_major(qtbot, pg_defaults):
 
 def test_labels_at_45_degrees_are_inside_the_axis_item(qtbot):
     """Angled labels end at their tick and rise to the left: the first one's ink reaches left of
-    the axis itself, and Qt clips an item's drawing to its bounding rect (it cut "[BOS]" to "OS]")."""
+    the axis itself, and Qt repaints an item only inside its bounding rect (it cut "[BOS]" to "OS]")."""
     from PySide6 import QtCore, QtGui
 
     from gui.widgets.heatmap import Heatmap

@@ -40,7 +40,7 @@ def test_a_wide_table_shrinks_to_the_largest_size_that_fits(qapp):
 def test_a_long_paragraph_wraps_instead_of_shrinking_but_not_past_the_height(qapp):
     line = "mean NLL 1.361 nats/token · perplexity 3.90 · causal mask OFF (the decoder sees the future) " * 3
     assert note_point_size(line, QtGui.QFont(), 600, 4000, 16) == 16  # wraps at 600 px, any height
-    short = _size(line, NOTE_MIN_PT, 600).height()
-    pt = note_point_size(line, QtGui.QFont(), 600, short + 1, 16)
-    assert pt == NOTE_MIN_PT or _size(line, pt, 600).height() <= short + 1
+    budget = (_size(line, 13, 600).height() + _size(line, 14, 600).height()) / 2  # room for 13 pt, not 14
+    assert _size(line, 13, 600).height() < _size(line, 14, 600).height()
+    assert note_point_size(line, QtGui.QFont(), 600, budget, 16) == 13
     assert note_point_size(TABLE, QtGui.QFont(), 50, 4000, 16) == NOTE_MIN_PT  # nothing fits: the floor

@@ -310,3 +310,27 @@ def test_a_cut_wrapped_label_shows_whole_lines_only(qtbot):
     assert "a note" in label.toolTip() and "Lecture · 1 / 4" in label.toolTip()
     label.setText("short")  # no longer cut: no maximum
     assert label.maximumHeight() > 1000 and label.toolTip() == ""
+
+
+def test_a_wrapped_labels_table_counts_its_rows_not_its_cells(qtbot):
+    """Heading, caption and a 3-row note table are five lines: within six, nothing is cut (counting
+    each of the table's 27 cells as a line cut it and set a tooltip)."""
+    from PySide6 import QtWidgets
+
+    from gui.widgets.fonts import WrappedLabel
+    from gui.window.lecture_text import note_html
+
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    row = QtWidgets.QHBoxLayout(host)
+    label = WrappedLabel(max_lines=6, max_share=0.9)
+    label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+    row.addWidget(label)
+    host.resize(1200, 800)
+    host.show()
+    table = "key\tq·k/√d_k\tweight\n" + "\n".join(f"▁t{i}\t{i / 10:.2f}\t{i / 100:.3f}" for i in range(8))
+    text = "<b>Lecture · 10 / 17</b><br>A short caption." + note_html(table, across=True)
+    label.setText(text)
+    qtbot.wait(30)
+    label.setText(text)
+    assert label.toolTip() == "" and label.maximumHeight() > 1000
