@@ -20,6 +20,7 @@ from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.pg_config import OPTIONS
 from gui.widgets.strips import ValueStrip
+from tests.support.gui import tick_specs
 
 
 def test_max_pool_keeps_every_peak_and_fits():
@@ -179,13 +180,7 @@ def test_empty_maps_with_many_keys_are_not_pooled(qtbot):
 
 def painted_ticks(axis) -> list[str]:
     """The tick texts ``axis`` draws now (after the window has laid it out)."""
-    img = QtGui.QImage(600, 600, QtGui.QImage.Format.Format_ARGB32)
-    painter = QtGui.QPainter(img)
-    try:
-        texts = axis.generateDrawSpecs(painter)[2]
-    finally:
-        painter.end()
-    return [t for _, _, t in texts]
+    return [t for _, t in tick_specs(axis)]
 
 
 def numbers(texts: list[str]) -> np.ndarray:

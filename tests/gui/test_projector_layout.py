@@ -7,7 +7,7 @@ import pytest
 from PySide6 import QtCore, QtGui
 
 from gui.app import fit_to_screen
-from tests.support.gui import do, open_window, type_and_translate
+from tests.support.gui import do, open_window, tick_specs, type_and_translate
 
 
 @pytest.fixture(autouse=True)
@@ -171,7 +171,6 @@ def test_a_larger_font_at_720p_keeps_every_thumbnail_visible(qtbot, tiny_checkpo
 
 def _text_lines(label) -> tuple[float, int]:
     """The label's text laid out at its width: (height in px, number of lines)."""
-    from PySide6 import QtGui
 
     doc = QtGui.QTextDocument()
     doc.setDefaultFont(label.font())
@@ -243,15 +242,10 @@ def test_present_mode_names_every_row_in_a_smaller_font_rather_than_leaving_some
     assert TICK_MIN_PT <= used <= pw.font().pointSize()
     # the colour bar keeps its end labels (0 and 1.0 reach half a line past the bar's ends), inside the view
     bar = pw.heatmap.colorbar.axis
-    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_RGB32)
-    painter = QtGui.QPainter(image)
-    try:
-        texts = bar.generateDrawSpecs(painter)[2]
-    finally:
-        painter.end()
-    assert {0.0, 1.0} <= {float(text) for _, _, text in texts}
+    texts = tick_specs(bar)
+    assert {0.0, 1.0} <= {float(text) for _, text in texts}
     view = QtCore.QRectF(pw.heatmap.viewport().rect())
-    for rect, _, _ in texts:
+    for rect, _ in texts:
         assert view.contains(pw.heatmap.mapFromScene(bar.mapRectToScene(rect)).boundingRect().toRectF())
     pw.close()
 
@@ -276,7 +270,7 @@ def test_a_cut_wrapped_label_shows_whole_lines_only(qtbot):
     """A WrappedLabel with more lines than it may show (the lecture bar: heading and caption, at most
     three lines) is exactly as tall as its first lines, even in a taller row: no part of the next
     line shows, and the whole text is its tooltip."""
-    from PySide6 import QtGui, QtWidgets
+    from PySide6 import QtWidgets
 
     from gui.widgets.fonts import WrappedLabel
 

@@ -94,3 +94,15 @@ def compare_checkpoints(qtbot, win: MainWindow, path_b, view: str, layer: int, h
     c.set_mode("checkpoints")
     c.path_b.setText(str(path_b))
     compare(qtbot, win)
+
+
+def tick_specs(axis) -> list[tuple[QtCore.QRectF, str]]:
+    """The tick labels ``axis`` draws now (after the window has laid it out): (rect in the axis's
+    coordinates, text), as ``generateDrawSpecs`` gives them to the painter."""
+    img = QtGui.QImage(600, 600, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(img)
+    try:
+        texts = axis.generateDrawSpecs(painter)[2]
+    finally:
+        painter.end()
+    return [(rect, text) for rect, _, text in texts]
