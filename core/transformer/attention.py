@@ -155,7 +155,9 @@ class MultiHeadAttention(nn.Module):
         """Weights ``[n·D, D]`` and biases ``[n·D]`` of the projections ``names`` (e.g. ``("w_q",
         "w_k", "w_v")``) stacked in that order, for one GEMM. With ``keep`` the result is kept and
         reused while no gradient is wanted and the parameters are the very tensors it was built from."""
-        params = [t for n in names for t in (getattr(self, n).weight, getattr(self, n).bias)]
+        # (each module's _parameters read directly: nn.Module.__getattr__ twice per tensor cost more than
+        # the whole check below at every decoding step)
+        params = [t for n in names for t in (self._modules[n]._parameters["weight"], self._modules[n]._parameters["bias"])]
         if not keep or torch.is_grad_enabled():  # once, or training: a fresh cat (gradients reach each matrix)
             return stack_rows(params[0::2]), torch.cat(params[1::2])
         try:

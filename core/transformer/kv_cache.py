@@ -55,9 +55,9 @@ class LayerCache:
         Raises:
             RuntimeError: as ``torch.cat`` would, for keys of another batch size."""
         t, n = self.self_k.size(2), k_new.size(2)
-        if (self.self_k.shape[:2] != k_new.shape[:2] or self.self_k.dtype != k_new.dtype
-                or self.self_k.device != k_new.device
-                or (torch.is_grad_enabled() and any(x.requires_grad for x in (k_new, v_new, self.self_k, self.self_v)))):
+        if ((torch.is_grad_enabled() and any(x.requires_grad for x in (k_new, v_new, self.self_k, self.self_v)))
+                or self.self_k.shape[:2] != k_new.shape[:2] or self.self_k.dtype != k_new.dtype
+                or self.self_k.device != k_new.device):
             # gradients: a write into storage that earlier steps' views came from would invalidate them
             # for backward; a batch, dtype or device change: concatenation's own error or promotion
             return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2),
@@ -71,10 +71,10 @@ class LayerCache:
             k[:, :, :t] = self.self_k
             v[:, :, :t] = self.self_v
             st = _Storage(k, v, t)
-        st.k[:, :, t : t + n] = k_new
-        st.v[:, :, t : t + n] = v_new
+        st.k.narrow(2, t, n).copy_(k_new)  # (narrow: the slice [:, :, t : t + n] in one call)
+        st.v.narrow(2, t, n).copy_(v_new)
         st.filled = t + n
-        return LayerCache(st.k[:, :, : t + n], st.v[:, :, : t + n], self.cross_k, self.cross_v, st)
+        return LayerCache(st.k.narrow(2, 0, t + n), st.v.narrow(2, 0, t + n), self.cross_k, self.cross_v, st)
 
     def truncate(self, t: int) -> LayerCache:
         """The cache as it was after ``t`` target positions (used to step back)."""

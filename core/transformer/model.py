@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from core.transformer.config import ModelConfig
-from core.transformer.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding
+from core.transformer.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding, active
 from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
 
 
@@ -122,7 +122,7 @@ class Transformer(nn.Module):
         if src_key_padding_mask is None:
             src_key_padding_mask = key_padding_mask(src, self.config.pad_id)
         mask = _key_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys* (None if no pad)
-        x = self.dropout(self.src_pos(self.src_embed(src) * self.embed_scale))
+        x = active(self.dropout)(self.src_pos(self.src_embed(src) * self.embed_scale))
         weights = [] if need_weights else None
         for layer in self.encoder_layers:
             x, w = layer(x, mask, need_weights)
@@ -167,7 +167,7 @@ class Transformer(nn.Module):
             self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
         c_mask = _key_mask(src_key_padding_mask)
         x = self.tgt_embed(tgt) * self.embed_scale
-        x = self.dropout(self.tgt_pos(x, offset=t0))
+        x = active(self.dropout)(self.tgt_pos(x, offset=t0))
         self_w = [] if need_weights else None
         cross_w = [] if need_weights else None
         new_cache = []
