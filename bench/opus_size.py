@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 import torch
 
 from bench import checkout
-from bench.timing import median_time
+from bench.timing import round_times
 
 VOCAB = 65001
 TEXT = "그는 매일 아침 공원에서 달린다."
@@ -91,6 +92,21 @@ def _hf_generate(folder: Path, src_ids: list[int], n: int, dtype: torch.dtype = 
     out = run()
     assert out.cross_attentions is not None and len(out.cross_attentions) == n  # every step's weights returned
     return run, out.sequences[0, 1:].tolist()
+
+
+def _ct2(tmp: Path, ck, src_ids: list[int], n: int):
+    """A function translating ``src_ids`` greedily with CTranslate2 float32 (one thread, ``n`` tokens) on
+    the Marian model in ``tmp / "hf"``, or None with a printed reason when CTranslate2 is missing."""
+    try:
+        import ctranslate2
+        from ctranslate2.converters import TransformersConverter
+    except ImportError as exc:
+        print(f"CTranslate2 comparison skipped: pip install ctranslate2 ({exc})")
+        return None
+    TransformersConverter(str(tmp / "hf")).convert(str(tmp / "ct2"), force=True)
+    tr = ctranslate2.Translator(str(tmp / "ct2"), device="cpu", inter_threads=1, intra_threads=1)
+    src_tokens = [ck.src_tokenizer.pieces[i] for i in src_ids[:-1]] + ["</s>"]
+    return lambda: tr.translate_batch([src_tokens], beam_size=1, max_decoding_length=n)
 
 
 def profile_summary(ck, top: int = 12) -> list[str]:
@@ -188,57 +204,59 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             out["opus_step_weight_mb"] = step_weight_bytes(ck.model) / 1e6
             out["mem_read_gb_s_1thread"] = read_bandwidth_gb_s()
             out["opus_floor_ms_per_token"] = out["opus_step_weight_mb"] / out["mem_read_gb_s_1thread"]  # MB / (GB/s) = ms
-            apps, suffix = {}, {"fp32": "", "bf16": "_bf16", "int8": "_int8", "int8-output": "_int8_output"}
+            c8 = cks["int8-output"]  # the precision whose tokens and attention should equal fp32's
+            s8 = DecodeSession(c8.model, c8.src_tokenizer, c8.tgt_tokenizer, TEXT)
+            s8.run()
+            out["opus_app_int8_output_same_output"] = s8.output_ids == ours_ids
+            out["opus_app_int8_output_attn_max_abs"] = max(
+                float((a - b).abs().max()) for x, y in zip(session.steps, s8.steps)
+                for a, b in ((x.self_attn, y.self_attn), (x.cross_attn, y.cross_attn)))
+            suffix = {"fp32": "", "bf16": "_bf16", "int8": "_int8", "int8-output": "_int8_output"}
+            engines = {}  # metric name -> a function decoding TEXT once (n tokens)
             for p, c in cks.items():
                 def app_path(c=c):
                     DecodeSession(c.model, c.src_tokenizer, c.tgt_tokenizer, TEXT).run()
-                apps[p] = app_path
-                app_path()  # warm-up
-            for p, fn in apps.items():  # interleaved below would mix caches; each precision's repeats together
-                out[f"opus_ms_per_token_ours_app{suffix[p]}"] = median_time(fn, repeats) / n * 1000
+                engines[f"ours_app{suffix[p]}"] = app_path
             plain = lambda: greedy_batch(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, [TEXT])  # noqa: E731
-            out["opus_ms_per_token_ours_plain"] = median_time(plain, repeats) / n * 1000
-            c8 = cks["int8-output"]  # the same batched greedy at the precision whose outputs match fp32's
             plain8 = lambda: greedy_batch(c8.model, c8.src_tokenizer, c8.tgt_tokenizer, [TEXT])  # noqa: E731
             out["opus_plain_int8_output_same_output"] = plain8() == plain()
-            out["opus_ms_per_token_ours_plain_int8_output"] = median_time(plain8, repeats) / n * 1000
+            engines.update(ours_plain=plain, ours_plain_int8_output=plain8)
             hf_run, hf_ids = _hf_generate(tmp / "hf", session.source.ids, n)
             out["opus_hf_same_output"] = hf_ids == ours_ids
-            out["opus_ms_per_token_hf_generate"] = median_time(hf_run, repeats) / n * 1000
-            out["opus_hf_vs_ours_app_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_ms_per_token_ours_app"]
+            engines["hf_generate"] = hf_run
+            engines["hf_generate_bf16"], _ = _hf_generate(tmp / "hf", session.source.ids, n, torch.bfloat16)
+            ct2 = _ct2(tmp, ck, session.source.ids, n)
+            if ct2 is not None:
+                hyp = ct2()[0].hypotheses[0]
+                out["opus_ct2_tokens"] = len(hyp)
+                out["opus_ct2_same_output"] = hyp == [ck.tgt_tokenizer.pieces[i] for i in ours_ids]
+                engines["ct2"] = ct2
+            torch.set_num_threads(1)  # (again: loading CTranslate2 may reset the OpenMP pool)
+            # every engine once per round, in turns: a slower stretch of the shared machine falls on all
+            rounds = round_times(list(engines.values()), repeats)
+            times = {name: [t / (out.get("opus_ct2_tokens", n) if name == "ct2" else n) for t in ts]
+                     for name, ts in zip(engines, rounds)}  # seconds per token
+            for name, ts in times.items():
+                out[f"opus_ms_per_token_{name}"] = statistics.median(ts) * 1000
+            out["mem_read_gb_s_1thread"] = max(out["mem_read_gb_s_1thread"], read_bandwidth_gb_s())
+            out["opus_floor_ms_per_token"] = out["opus_step_weight_mb"] / out["mem_read_gb_s_1thread"]
+
+            def ratio(a: str, b: str) -> float:  # median over rounds of a's time per token / b's in that round
+                return statistics.median(x / y for x, y in zip(times[a], times[b]))
+
+            out["opus_hf_vs_ours_app_time"] = ratio("hf_generate", "ours_app")
+            out["opus_hf_vs_ours_app_int8_output_time"] = ratio("hf_generate", "ours_app_int8_output")
             out["opus_hf_vs_floor_time"] = out["opus_ms_per_token_hf_generate"] / out["opus_floor_ms_per_token"]
-            hf_bf16, _ = _hf_generate(tmp / "hf", session.source.ids, n, torch.bfloat16)  # the same precision as ours
-            out["opus_ms_per_token_hf_generate_bf16"] = median_time(hf_bf16, repeats) / n * 1000
-            out["opus_hf_bf16_vs_ours_app_bf16_time"] = (out["opus_ms_per_token_hf_generate_bf16"]
-                                                         / out["opus_ms_per_token_ours_app_bf16"])
+            out["opus_hf_bf16_vs_ours_app_bf16_time"] = ratio("hf_generate_bf16", "ours_app_bf16")
+            if ct2 is not None:
+                for name in engines:
+                    if name.startswith("ours_"):
+                        out[f"opus_{name}_vs_ct2_time"] = ratio(name, "ct2")
+                out["opus_floor_vs_ct2_time"] = out["opus_floor_ms_per_token"] / out["opus_ms_per_token_ct2"]
             if profile:
                 out["opus_profile"] = profile_summary(ck)
         finally:
             torch.set_num_threads(threads)
-        try:
-            import ctranslate2
-            from ctranslate2.converters import TransformersConverter
-        except ImportError as exc:
-            print(f"CTranslate2 comparison skipped: pip install ctranslate2 ({exc})")
-            return out
-        TransformersConverter(str(tmp / "hf")).convert(str(tmp / "ct2"), force=True)
-        tr = ctranslate2.Translator(str(tmp / "ct2"), device="cpu", inter_threads=1, intra_threads=1)
-        src_tokens = [ck.src_tokenizer.pieces[i] for i in session.source.ids[:-1]] + ["</s>"]
-
-        def ct2():
-            return tr.translate_batch([src_tokens], beam_size=1, max_decoding_length=n)
-
-        hyp = ct2()[0].hypotheses[0]
-        out["opus_ct2_tokens"] = len(hyp)
-        out["opus_ct2_same_output"] = hyp == [ck.tgt_tokenizer.pieces[i] for i in ours_ids]
-        out["opus_ms_per_token_ct2"] = median_time(ct2, repeats) / len(hyp) * 1000
-        for p in cks:
-            ours = out[f"opus_ms_per_token_ours_app{suffix[p]}"]
-            out[f"opus_ours_app{suffix[p]}_vs_ct2_time"] = ours / out["opus_ms_per_token_ct2"]
-        for suffix_p in ("", "_int8_output"):
-            out[f"opus_ours_plain{suffix_p}_vs_ct2_time"] = (out[f"opus_ms_per_token_ours_plain{suffix_p}"]
-                                                          / out["opus_ms_per_token_ct2"])
-        out["opus_floor_vs_ct2_time"] = out["opus_floor_ms_per_token"] / out["opus_ms_per_token_ct2"]
     return out
 
 

@@ -238,6 +238,7 @@ GOALS = {"capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),
          "opus_ours_plain_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
          "opus_ours_plain_int8_output_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
          "opus_hf_vs_ours_app_time": ("≥ 2", lambda x: x >= 2),
+         "opus_hf_vs_ours_app_int8_output_time": ("≥ 2", lambda x: x >= 2),
          "opus_hf_bf16_vs_ours_app_bf16_time": ("≥ 2", lambda x: x >= 2)}
 
 
@@ -348,7 +349,11 @@ Definitions:
   `*_vs_ct2_time` is our time per token / CTranslate2 float32's (above 1 = we are slower). `hf_generate`:
   Hugging Face `generate` on the same weights with `output_attentions=True` (eager attention), the path bertviz and inseq use;
   `opus_hf_vs_ours_app_time` is its time / our fp32 app path's (above 1 = we are faster); `*_bf16`: both
-  with bfloat16 weights (Hugging Face's model cast to bfloat16, ours at `--precision bf16`).
+  with bfloat16 weights (Hugging Face's model cast to bfloat16, ours at `--precision bf16`);
+  `opus_hf_vs_ours_app_int8_output_time`: Hugging Face at fp32 / our app path at int8-output, which draws
+  the same tokens and the same attention weights as fp32 (`opus_app_int8_output_same_output`,
+  `opus_app_int8_output_attn_max_abs`: the largest difference of any self- or cross-attention weight of any
+  step between the two app paths).
   `*_same_output`: identical token sequences to ours. `opus_load_s`: `load_checkpoint` of the imported
   ~310 MB checkpoint.
 - The memory floor: `opus_step_weight_mb` is the fp32 weights one cached decoder step reads (decoder layers

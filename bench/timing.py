@@ -30,3 +30,18 @@ def median_times(fns, repeats: int) -> list[float]:
             fn()
             out.append(time.perf_counter() - t0)
     return [statistics.median(t) for t in times]
+
+
+def round_times(fns, repeats: int) -> list[list[float]]:
+    """Wall times in seconds of each of ``fns`` in each of ``repeats`` rounds (``[fn][round]``), the
+    functions taking turns within a round after one warm-up call each: times from the same round were
+    taken on the same state of a shared machine, so a ratio of two is best taken round by round."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return times

@@ -177,8 +177,7 @@ class DecodeSession:
         self._cache = out.cache
         logits = out.logits[0, -1].float()
         probs = logits.softmax(-1)
-        if c.never_output_pad:  # shown and chosen without pad; the logits stay as computed
-            probs = probs.clone()
+        if c.never_output_pad:  # shown and chosen without pad; the logits stay as computed (probs is a new tensor)
             probs[c.pad_id] = 0.0
         top_p, top_i = probs.topk(min(self.top_k, probs.numel()))
         token_id = int(top_i[0]) if force is None else int(force)

@@ -29,10 +29,13 @@ def scaled_dot_product(
 
     Precision: the whole of Eq. 1 runs in float32. bfloat16/float16 q, k, v (bf16 inference) are
     upcast first and ``out`` is cast back to v's dtype, so ``weights`` is float32 (rows sum to 1
-    up to float32 rounding) and is exactly the matrix that multiplied V. For float32 inputs every
-    cast is a no-op: bit-identical to plain float32 code.
+    up to float32 rounding) and is exactly the matrix that multiplied V. For float32 inputs no
+    input is cast: plain float32 code.
     """
-    scores = q.float() @ k.float().transpose(-2, -1) / math.sqrt(q.size(-1))
+    out_dtype = v.dtype
+    if not (q.dtype == k.dtype == v.dtype == torch.float32):  # (a cast call per tensor costs at every step)
+        q, k, v = q.float(), k.float(), v.float()
+    scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
     if mask is not None:
         # dtype-safe fill: finfo.min is representable in fp16/bf16/fp32, unlike -1e9 in fp16
         scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
@@ -40,7 +43,8 @@ def scaled_dot_product(
     if mask is not None:
         weights = weights.masked_fill(mask, 0.0)  # exact zeros; fully masked rows -> 0, not uniform
     used = dropout(weights) if dropout is not None else weights
-    return (used @ v.float()).to(v.dtype), weights
+    out = torch.matmul(used, v)
+    return (out if out_dtype == torch.float32 else out.to(out_dtype)), weights
 
 
 def stack_rows(weights: list[Tensor]) -> Tensor:
