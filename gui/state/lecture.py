@@ -1,6 +1,7 @@
 """Lecture files (no Qt): a title and a list of steps, each one state of the app with a caption,
-read from TOML (``tomllib``, Python 3.11+), checked against a model's config, and written back
-one step at a time (File → Save state as lecture step…). The format is documented in
+read from TOML (``tomllib``, Python 3.11+) and checked against a model's config; written back one
+step at a time by :mod:`gui.state.lecture_toml` (File → Save state as lecture step…), shown as pages
+by :mod:`gui.state.lecture_pages`. The format is documented in
 ``docs/lectures.md``; in short::
 
     title = "Attention Is All You Need"
@@ -29,7 +30,6 @@ read or parsed at all raises :class:`LectureError`.
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -270,7 +270,11 @@ def _check_combinations(step: LectureStep, get) -> None:
         step.problem("ablate_kind", "needs ablate (the heads)")
 
 
-def _tomllib():
+def tomllib_module():
+    """The standard library's ``tomllib`` (Python 3.11+).
+
+    Raises:
+        LectureError: on an older Python, which has none."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -281,7 +285,7 @@ def _tomllib():
 def parse_lecture(text: str, path: Path | str | None = None) -> Lecture:
     """A lecture from TOML ``text``. Raises :class:`LectureError` when it is not TOML or has no
     steps; problems of single steps are kept in the steps (the lecture still opens)."""
-    tomllib = _tomllib()
+    tomllib = tomllib_module()
     where = str(path) if path is not None else "lecture"
     try:
         data = tomllib.loads(text)
@@ -344,222 +348,5 @@ def check_lecture(lecture: Lecture, config) -> list[str]:
     return lecture.problems()
 
 
-# ---------------------------------------------------------------------------------------------- writing
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (quotes, backslashes and control characters escaped)."""
-    out = []
-    for ch in text:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(value)
-    return toml_string(str(value))
-
-
-def step_fields(step: LectureStep) -> dict[str, object]:
-    """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER`."""
-    values = {"title": step.title or None, "sentence": step.sentence, "reference": step.reference,
-              "causal_mask": None if step.causal_mask else False, "batch_with": step.batch_with,
-              "pad_to": step.pad_to, "decoding": "beam" if step.beam > 1 else None,
-              "beam": step.beam if step.beam > 1 else None, "view": step.view,
-              "layer": None if step.view == "masks" else step.layer, "head": None if step.view == "masks" else step.head,
-              "mask": step.mask if step.view == "masks" else None, "step": step.decoder_step, "force": step.force,
-              "force_at": step.force_at, "ablate": step.ablate,
-              "ablate_kind": step.ablate_kind if step.ablate is not None else None, "query": step.query,
-              "caption": step.caption}
-    return {name: values[name] for name in ORDER if values[name] is not None}
-
-
-def step_toml(step: LectureStep) -> str:
-    """One ``[[steps]]`` table as TOML text (ends with a newline)."""
-    lines = ["[[steps]]"] + [f"{name} = {_toml_value(value)}" for name, value in step_fields(step).items()]
-    return "\n".join(lines) + "\n"
-
-
-def lecture_toml(title: str, steps: list[LectureStep]) -> str:
-    """A whole lecture file: the title, then one table per step."""
-    return f"title = {toml_string(title)}\n" + "".join("\n" + step_toml(s) for s in steps)
-
-
-def append_step(path: Path | str, step: LectureStep, title: str = "My lecture") -> int:
-    """Append ``step`` to the lecture file ``path`` (created with ``title`` when missing) and
-    return its number in the file. Raises :class:`LectureError` when the file exists but is not
-    a lecture (it is left unchanged) or cannot be written."""
-    path = Path(path)
-    if path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LectureError(f"{path}: cannot read the lecture: {exc}") from None
-        tomllib = _tomllib()
-        try:
-            steps = tomllib.loads(text).get("steps", [])
-        except tomllib.TOMLDecodeError as exc:
-            raise LectureError(f"{path}: not valid TOML, left unchanged: {exc}") from None
-        if not isinstance(steps, list):
-            raise LectureError(f"{path}: 'steps' is not a list of [[steps]] tables, left unchanged")
-        number = len(steps) + 1
-        if not text.strip():
-            text = f"title = {toml_string(title)}\n"
-        body = text if text.endswith("\n") else text + "\n"
-    else:
-        number, body = 1, f"title = {toml_string(title)}\n"
-    step.number = number
-    try:
-        path.write_text(body + "\n" + step_toml(step), encoding="utf-8")
-    except OSError as exc:
-        raise LectureError(f"{path}: cannot write the lecture: {exc}") from None
-    return number
-
-
-# ---------------------------------------------------------------------------------------------- pages
-
-@dataclass
-class Page:
-    """What one lecture step's page says (the map itself is :func:`gui.state.view_spec.enlarged_spec`):
-    ``heading`` "3 / 12 · title", ``sentence`` source → output so far, ``where`` the decoder step,
-    ``settings`` the switches, ``drawn`` the kind, layer and head of the map, ``caption``, ``note``
-    (what the experiment gave: losses, the ablated output, the inside of the step …) and ``error``
-    (the step's problems; then nothing of the step is shown)."""
-
-    number: int
-    total: int
-    heading: str
-    sentence: str
-    where: str
-    settings: str
-    drawn: str
-    caption: str
-    note: str = ""
-    error: str = ""
-
-
-def heading(lecture: Lecture, step: LectureStep) -> str:
-    """"3 / 12 · Encoder self-attention" (the step's title, else its view)."""
-    from gui.state.view_data import KIND_TITLES
-
-    return f"{step.number} / {len(lecture.steps)} · {step.title or KIND_TITLES[step.view]}"
-
-
-def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error: str = "") -> Page:
-    """The texts of ``step``'s page from the view model ``vm`` that shows it (None or ``error``:
-    an error page that repeats the step as written)."""
-    from gui.state.view_spec import enlarged_spec
-
-    problems = error or "\n".join(step.problems)
-    base = Page(step.number, len(lecture.steps), heading(lecture, step), step.sentence, "", step.settings(), "",
-                step.caption, note, problems)
-    if problems or vm is None or vm.result is None:
-        base.drawn = "nothing: " + ("see the problem below" if problems else "no result")
-        if problems:
-            base.caption = "⚠ " + problems
-        return base
-    r = vm.result
-    so_far = vm.full_text() if vm.step >= len(r.steps) and vm.full_text() is not None else vm.text_at()
-    base.sentence = f"{r.source.text}  →  {so_far or '…'}" + ("  (the reference)" if vm.teacher_forced else "")
-    base.where = vm.step_description()
-    spec = enlarged_spec(vm, presenter=True)
-    base.drawn = spec.title if spec is not None else ""
-    return base
-
-
-def page_markdown(page: Page, image: str | None = None) -> str:
-    """One page as Markdown (``captions.md``): heading, image, sentence, what is drawn, caption, note."""
-    lines = [f"## {page.heading}", ""]
-    if image:
-        lines += [f"![step {page.number}]({image})", ""]
-    lines += [f"- **Sentence:** {page.sentence}"]
-    if page.where:
-        lines.append(f"- **Step:** {page.where}")
-    lines += [f"- **Settings:** {page.settings}", f"- **Drawn:** {page.drawn}", ""]
-    if page.caption:
-        lines += [page.caption, ""]
-    if page.note:
-        lines += ["```text", page.note, "```", ""]
-    return "\n".join(lines)
-
-
-
-
-# ---------------------------------------------------------------------------------------------- notes
-
-def result_note(vm, step: LectureStep) -> str:
-    """What the step's experiment gave, in a few lines, from the view model showing it: the
-    teacher-forcing loss, the forked and original outputs, the beam's hypotheses, the padding."""
-    r = vm.result
-    if r is None:
-        return ""
-    lines = []
-    if vm.teacher_forced:
-        lines.append(vm.loss_text())
-        lines.append(f"the model's own argmax at each reference position: {r.translation}")
-        probs = " · ".join(f"{st.token} {math.exp(st.logprob):.2f}" for st in r.steps if st.logprob is not None)
-        if probs:
-            lines.append(f"p(reference token) at each position: {probs}")
-    fork = vm.side_by_side()
-    if fork:
-        lines += [f"{label}: {text}" + ("" if lp is None else f"  (log P {lp:.2f})") for label, text, lp in fork]
-    if r.mode == "beam" and r.hypotheses:
-        best = ", ".join(f"{text!r} {score:.3f}" for text, score, _ in r.hypotheses[:3])
-        # the best hypothesis's own log P, from the search's record of it finishing (the result's logprob
-        # covers only the steps the decoder was sought to, or another hypothesis after one was chosen)
-        best_lp = next((row.logprob for rows in r.beam_trace for row in rows
-                        if row.finished and row.text == r.hypotheses[0][0]), None)
-        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}"
-                     + ("" if best_lp is None else f"; the best one's log P {best_lp:.2f}"))
-    pads = int(r.maps.src_key_padding_mask.sum())
-    if pads:
-        w = r.maps.cross[..., r.maps.src_key_padding_mask]
-        lines.append(f"{pads} pad key(s) in the source; the most attention any cross head gives one: {float(w.max()):.1f}")
-    if vm.state is not None and vm.state.batch:
-        lines.append("batch: " + " | ".join(f"{b.source.text} → {b.translation}" for b in vm.state.batch))
-    return "\n".join(lines)
-
-
-def inside_note(st, limit: int = 12) -> str:
-    """An :class:`core.analysis.inside.InsideStep` as text: the query, then per key (a tab
-    between the columns) the score q·k/√d_k (−∞ where masked) and the softmax weight, in key
-    order (the ``limit`` keys with the most weight when there are more)."""
-    d = int(st.q.numel())
-    lines = [f"query {st.query} {st.query_token} · layer {st.layer}, head {st.head} · d_k = {d}",
-             "key\tq·k/√d_k\tweight"]
-    weights = st.weights.tolist()
-    keep = sorted(sorted(range(len(weights)), key=lambda i: -weights[i])[:limit])
-    for i in keep:
-        masked = st.mask is not None and bool(st.mask[i])
-        score = "−∞" if masked else f"{float(st.scores[i]):.2f}"
-        lines.append(f"{st.key_tokens[i]}\t{score}\t{weights[i]:.3f}")
-    return "\n".join(lines)
-
-
-def ablation_note(result) -> str:
-    """An :class:`core.analysis.ablation.AblationResult` as two lines: unablated and ablated output."""
-    spec = ",".join(f"{la}:{h}" for la, h in result.heads)
-
-    def lp(t) -> str:
-        return "" if t.logprob is None else f"  (log P {t.logprob:.2f})"
-
-    return (f"unablated: {result.original.translation}{lp(result.original)}\n"
-            f"ablated {result.kind} {spec}: {result.ablated.translation}{lp(result.ablated)}")
-
-
-__all__ = ["Lecture", "LectureError", "LectureStep", "Page", "FIELDS", "VIEWS", "ablation_note", "append_step",
-           "check_lecture", "check_step", "heading", "inside_note", "lecture_toml", "load_lecture", "page_markdown",
-           "page_of", "parse_lecture", "read_step", "result_note", "step_fields", "step_toml", "toml_string"]
+__all__ = ["Lecture", "LectureError", "LectureStep", "FIELDS", "VIEWS", "check_lecture", "check_step",
+           "load_lecture", "parse_lecture", "read_step", "tomllib_module"]

@@ -22,18 +22,9 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import StudioError
-from gui.state.lecture import (
-    Lecture,
-    LectureError,
-    LectureStep,
-    Page,
-    ablation_note,
-    append_step,
-    check_lecture,
-    inside_note,
-    page_of,
-    result_note,
-)
+from gui.state.lecture import Lecture, LectureError, LectureStep, check_lecture
+from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
+from gui.state.lecture_toml import append_step
 from gui.state.view_data import view_at
 from gui.widgets.fonts import WrappedLabel
 from gui.window.lecture_text import caption_html, note_point_size

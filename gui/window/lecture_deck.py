@@ -10,7 +10,8 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import StudioError
-from gui.state.lecture import Lecture, Page, page_markdown
+from gui.state.lecture import Lecture
+from gui.state.lecture_pages import Page, page_markdown
 from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP

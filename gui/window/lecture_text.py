@@ -7,7 +7,7 @@ import html
 
 from PySide6 import QtGui
 
-from gui.state.lecture import Page
+from gui.state.lecture_pages import Page
 
 NOTE_MIN_PT = 12  # Present mode's note (an experiment's numbers) shrinks to fit its width, never below this
 

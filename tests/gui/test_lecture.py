@@ -24,7 +24,8 @@ import torch
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.transformer.config import ModelConfig
-from gui.state.lecture import LectureError, LectureStep, append_step, check_lecture, load_lecture, parse_lecture, step_toml
+from gui.state.lecture import LectureError, LectureStep, check_lecture, load_lecture, parse_lecture
+from gui.state.lecture_toml import append_step, step_toml
 from tests.support import ROOT, shipped, tiny_config
 from tests.support.gui import WORK_TIMEOUT_MS
 
