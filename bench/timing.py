@@ -21,15 +21,7 @@ def median_times(fns, repeats: int) -> list[float]:
     """Median wall time in seconds of each of ``fns`` over ``repeats`` rounds, the functions taking
     turns within a round (one warm-up call each first), so that a slower stretch of a shared machine
     falls on all of them alike and their ratios stay fair."""
-    for fn in fns:
-        fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
-    return [statistics.median(t) for t in times]
+    return [statistics.median(t) for t in round_times(fns, repeats)]
 
 
 def round_times(fns, repeats: int) -> list[list[float]]:

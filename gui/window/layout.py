@@ -13,7 +13,7 @@ from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import COLORMAPS, Heatmap
 from gui.widgets.mask_panel import MaskPanel
 from gui.widgets.topk_panel import TopKPanel
-from gui.window import lecture, models_menu
+from gui.window import lecture_inputs, models_menu
 from gui.window import view_menu as display
 
 
@@ -188,7 +188,7 @@ def build_menus(win) -> None:
     file_menu.addAction("Export enlarged map as &SVG…", lambda: display.export_dialog(win, "map", "svg"))
     file_menu.addAction("Export head &grid as PNG…", lambda: display.export_dialog(win, "grid"))
     file_menu.addAction("Export displayed &tensors (.npz)…", lambda: display.export_dialog(win, "npz"))
-    file_menu.addAction("Save state as &lecture step…", lambda: lecture.save_state_dialog(win))
+    file_menu.addAction("Save state as &lecture step…", lambda: lecture_inputs.save_state_dialog(win))
     file_menu.addSeparator()
     file_menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, win.close)
     view_menu = win.menuBar().addMenu("&View")

@@ -1,6 +1,7 @@
 """Lectures in the window: apply a lecture step (:mod:`gui.state.lecture`) to the main window with
-the live model and step through the lecture with a presenter's clicker (the deck, every step
-rendered to files: :mod:`gui.window.lecture_deck`).
+the live model and step through the lecture with a presenter's clicker (the inputs a step fills:
+:mod:`gui.window.lecture_inputs`; its texts on the lecture bar and in Present mode:
+:mod:`gui.window.lecture_screen`; the deck, every step rendered to files: :mod:`gui.window.lecture_deck`).
 
 Applying a step goes through the window's own controls and worker, as a person would: the inputs
 are filled, Translate runs, the live decoder seeks to the step (``force`` forks it first), the
@@ -15,114 +16,19 @@ Page Down / Page Up (the arrows keep stepping the decoder there).
 
 from __future__ import annotations
 
-import html
-from pathlib import Path
-
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from core.errors import StudioError
-from gui.state.lecture import Lecture, LectureError, LectureStep, check_lecture
+from gui.state.lecture import Lecture, LectureStep, check_lecture
 from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
-from gui.state.lecture_toml import append_step
 from gui.state.view_data import view_at
-from gui.widgets.fonts import WrappedLabel
-from gui.window.lecture_text import caption_html, note_point_size
+from gui.window.lecture_inputs import fill_inputs, select_view
+from gui.window.lecture_screen import LectureScreen
 
-NOTE_MAX_HEIGHT = 0.25  # Present mode's note takes at most this part of the window's height (the map keeps the rest)
-PRESENT_HELP = "→ ← / PgDn PgUp lecture step · ↓ ↑ decoder step · V view · L layer · H head · M mean · Esc leave"
 NEXT_KEYS = (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_PageDown)
 PREVIOUS_KEYS = (QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_PageUp)
 CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
-
-
-# ---------------------------------------------------------------------------------------------- the window's inputs
-
-def fill_inputs(win, step: LectureStep) -> None:
-    """Put ``step``'s sentence and switches into the window's inputs (nothing runs: the inputs'
-    own re-translation on a settings change is held off while they are filled)."""
-    inputs = win.inputs
-    auto, inputs.auto_translate = inputs.auto_translate, False
-    try:
-        inputs.text.setText(step.sentence)
-        inputs.reference.setText(step.reference or "")
-        inputs.pad_to.setValue(step.pad_to or 0)
-        win.live.bar.batch_with.setText(step.batch_with or "")
-        win.live.reference.causal_off.setChecked(not step.causal_mask)
-        if step.beam > 1:
-            inputs.beam.setValue(step.beam)
-        inputs.decoding.setCurrentIndex(0 if step.beam == 1 else 1)
-    finally:
-        inputs.auto_translate = auto
-
-
-def select_view(win, step: LectureStep) -> None:
-    """Show ``step``'s view and enlarge its head (or its mask in the Masks view)."""
-    win.set_view(step.view)
-    if step.view == "masks":
-        win.select(step.mask - 1, 0)
-    else:
-        win.select(step.layer - 1, step.head - 1)
-
-
-def step_from_window(win) -> LectureStep:
-    """The window's state as a lecture step: sentence, switches, view, head, the decoder step
-    (none at the end), a forced token, the ablation or query of the tab shown. Raises ValueError
-    before a translation is shown."""
-    vm = win.vm
-    if vm.result is None:
-        raise ValueError("nothing to save yet: translate a sentence first")
-    step = LectureStep(0, sentence=win.inputs.text.text().strip())
-    step.reference = win.inputs.reference.text().strip() or None
-    step.causal_mask = win.live.causal or step.reference is None
-    step.batch_with = win.live.bar.batch_with.text().strip() or None
-    step.pad_to = win.inputs.pad_to.value() or None
-    step.beam = win.inputs.beam_size()
-    step.decoding = "greedy" if step.beam == 1 else "beam"
-    step.view = vm.kind
-    if vm.kind == "masks":
-        step.mask = vm.selected[0] + 1
-    else:
-        step.layer, step.head = vm.selected[0] + 1, vm.selected[1] + 1
-    at_end = vm.state.finished and vm.step >= len(vm.result.steps)
-    step.decoder_step = None if at_end else vm.step
-    st = vm.state
-    if st.fork_point is not None and st.fork_point <= len(vm.result.steps):
-        step.force = vm.result.steps[st.fork_point - 1].token.replace("▁", " ").strip() or None
-        step.force_at = st.fork_point if step.force else None
-    current = win.live.tabs.currentWidget()
-    ablation = win.analysis.ablation if win.slots.is_built("analysis") else None  # never shown: nothing ablated
-    if ablation is not None and current is ablation and ablation.report is not None:
-        r = ablation.report.result
-        step.ablate = ",".join(f"{la}:{h}" for la, h in r.heads)
-        step.ablate_kind = r.kind
-    if win.slots.is_built("inside") and current is win.inside_panel and win.inside_panel.step is not None:
-        step.query = win.inside_panel.query.value()
-    return step
-
-
-def save_state_dialog(win) -> Path | None:
-    """File → Save state as lecture step…: append the window's state to a lecture file (a new
-    file starts with a title); the status bar says which step it became. Returns the path."""
-    from gui.export.files import start_dir
-
-    try:
-        step = step_from_window(win)
-    except ValueError as exc:
-        win.status.showMessage(str(exc), 5000)
-        return None
-    path, _ = QtWidgets.QFileDialog.getSaveFileName(
-        win, "Save state as lecture step (appended to the file)", str(start_dir() / "lecture.toml"),
-        "Lecture (*.toml)", options=QtWidgets.QFileDialog.Option.DontConfirmOverwrite)
-    if not path:
-        return None
-    try:
-        number = append_step(path, step)
-    except LectureError as exc:
-        QtWidgets.QMessageBox.warning(win, "Could not save the lecture step", str(exc))
-        return None
-    win.status.showMessage(f"saved as step {number} of {path}: write its caption there", 8000)
-    return Path(path)
 
 
 # ---------------------------------------------------------------------------------------------- the driver
@@ -152,8 +58,6 @@ class LectureDriver(QtCore.QObject):
         self._failure: str | None = None
         self._answers = 0
         self._scheduled = False
-        self._decorated = None  # (present window, header label, caption label)
-        self._fitted_size = QtCore.QSize()  # Present mode's size the note's point size was fitted to
         self._poll = QtCore.QTimer(self)  # a safety net beside the events below
         self._poll.setInterval(50)
         self._poll.timeout.connect(self._resume)
@@ -163,11 +67,12 @@ class LectureDriver(QtCore.QObject):
         win.worker.computed.connect(self._on_computed)
         win.worker.compute_failed.connect(self._on_computed)
         win.analysis.answered.connect(self._on_answered)
-        self.bar = None
+        self.screen = self.bar = self.bar_label = None
         if interactive:
             win.worker.loaded.connect(self._on_loaded)
             QtWidgets.QApplication.instance().installEventFilter(self)
-            self._build_bar()
+            self.screen = LectureScreen(win, lecture.title, self.previous, self.next)
+            self.bar, self.bar_label = self.screen.bar, self.screen.bar_label
 
     # ---------- stepping ----------
     @property
@@ -361,72 +266,19 @@ class LectureDriver(QtCore.QObject):
 
     def show_page(self) -> None:
         """Put the current page's heading and caption on the lecture bar and in Present mode."""
-        if not self.interactive or self.page is None:
-            return
-        self._decorate()
-        page = self.page
-        head = f"<b>Lecture · {html.escape(page.heading)}</b>"
-        settings = f"<span style='color:#555'>{html.escape(page.settings)}</span>"
-        if self.bar is not None:
-            self.bar_label.setText(f"{head} &nbsp; {settings}<br>{caption_html(page)}")
-        if self._decorated is not None:
-            pw, header, text = self._decorated
-            header.setText(f"{head} &nbsp; {settings}")
-            largest = text.font().pointSize()  # the numbers as large as the caption where they fit across
-            margins = pw.layout().contentsMargins()
-            width = pw.width() - margins.left() - margins.right() - 8
-            pt = note_point_size(page.note, text.font(), width, pw.height() * NOTE_MAX_HEIGHT, largest)
-            text.setText(caption_html(page, pt))
-            self._fitted_size = pw.size()
-
-    def _build_bar(self) -> None:
-        self.bar = QtWidgets.QWidget()
-        row = QtWidgets.QHBoxLayout(self.bar)
-        row.setContentsMargins(4, 2, 4, 2)
-        previous = QtWidgets.QPushButton("◀ Previous step (PgUp)")
-        following = QtWidgets.QPushButton("Next step (PgDn) ▶")
-        # whole lines (heading and caption, at most three; all of it on hover): a plain wrapped label
-        # in this row kept one line's height and cut the caption through its second line
-        self.bar_label = WrappedLabel(max_lines=3, max_share=0.15)
-        self.bar_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.bar_label.setText(f"<b>Lecture · {self.lecture.title}</b>: loading the model …")
-        previous.clicked.connect(self.previous)
-        following.clicked.connect(self.next)
-        row.addWidget(previous)
-        row.addWidget(self.bar_label, 1)
-        row.addWidget(following)
-        self.win.outer_layout.insertWidget(0, self.bar)
-
-    def _decorate(self) -> None:
-        """Give Present mode's window (a new one each time it opens) the lecture's heading and caption."""
-        pw = getattr(self.win, "present_window", None)
-        if pw is None or (self._decorated is not None and self._decorated[0] is pw):
-            return
-        header, text = QtWidgets.QLabel(), QtWidgets.QLabel()
-        for label in (header, text):
-            label.setWordWrap(True)
-            label.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        small = QtGui.QFont(pw.font())
-        small.setPointSize(max(pw.font().pointSize() - 6, 14))
-        header.setFont(small)
-        text.setFont(small)
-        layout = pw.layout()
-        layout.insertWidget(0, header)
-        layout.insertWidget(layout.indexOf(pw.heatmap) + 1, text)
-        pw.help.setText(PRESENT_HELP)
-        header.setText(f"<b>Lecture · {html.escape(self.lecture.title)}</b>: loading the model …")
-        self._decorated = (pw, header, text)
+        if self.screen is not None and self.page is not None:
+            self.screen.show(self.page)
 
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 (Qt naming)
         """Clicker keys: in Present mode → ← PgDn PgUp step the lecture and ↓ ↑ the decoder; in
         the main window PgDn PgUp step the lecture."""
         kind = ev.type()
-        if kind == QtCore.QEvent.Type.Show and obj is getattr(self.win, "present_window", None):
-            self._decorate()
-            self.show_page()
-        if (kind == QtCore.QEvent.Type.Resize and obj is getattr(self.win, "present_window", None)
-                and obj.size() != self._fitted_size):
-            self.show_page()  # the note's size fits the width and height
+        if self.screen is not None and obj is getattr(self.win, "present_window", None):
+            if kind == QtCore.QEvent.Type.Show:
+                self.screen.decorate()
+                self.show_page()
+            if kind == QtCore.QEvent.Type.Resize and obj.size() != self.screen.fitted_size:
+                self.show_page()  # the note's size fits the width and height
         if kind != QtCore.QEvent.Type.KeyPress or not isinstance(obj, QtWidgets.QWidget):
             return False
         top = obj.window()
@@ -460,4 +312,4 @@ def open_lecture(win, lecture: Lecture, present: bool = True) -> LectureDriver:
     return driver
 
 
-__all__ = ["LectureDriver", "fill_inputs", "open_lecture", "save_state_dialog", "select_view", "step_from_window"]
+__all__ = ["LectureDriver", "open_lecture"]

@@ -295,7 +295,7 @@ caption = "Sixth caption."
 
 
 def test_save_state_as_lecture_step(qtbot, window, tmp_path, monkeypatch):
-    from gui.window.lecture import step_from_window
+    from gui.window.lecture_inputs import step_from_window
     from tests.support.gui import do
 
     window.inputs.text.setText(A)
