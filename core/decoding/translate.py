@@ -62,7 +62,9 @@ class Translation:
     In teacher forcing ``translation`` is the model's argmax at each reference position, ``loss``
     the mean NLL (nats/token) of the reference and ``causal`` whether the causal mask was on.
     ``beam_trace``: the beam after every search step (beam mode): per step the live hypotheses
-    then those that finished at that step, as :class:`BeamRow`.
+    then those that finished at that step, as :class:`BeamRow`. ``hypotheses``: the search's best
+    (text, GNMT score, truncated), best first; ``hypothesis_logprobs`` their total log P (nats), in the
+    same order (the greedy hypothesis that competes in the search is not in the trace).
     """
 
     source: Source
@@ -78,6 +80,7 @@ class Translation:
     loss: float | None = None
     causal: bool = True
     beam_trace: list[list[BeamRow]] = field(default_factory=list)
+    hypothesis_logprobs: list[float] = field(default_factory=list)
 
     @property
     def perplexity(self) -> float | None:
@@ -98,7 +101,9 @@ class Translation:
             "tgt_tokens": m.tgt_tokens,
             "logprob": None if self.logprob is None else round(self.logprob, 6),
             "steps": [_step_json(s, self.mode == "teacher_forced") for s in self.steps],
-            "hypotheses": [{"text": t, "score": round(sc, 6), "truncated": tr} for t, sc, tr in self.hypotheses],
+            "hypotheses": [{"text": t, "score": round(sc, 6), "truncated": tr}
+                           | ({"logprob": round(self.hypothesis_logprobs[i], 6)} if i < len(self.hypothesis_logprobs) else {})
+                           for i, (t, sc, tr) in enumerate(self.hypotheses)],
             "beam_trace": [[{"tokens": b.tokens, "logprob": round(b.logprob, 6), "score": round(b.score, 6),
                              "finished": b.finished} for b in rows] for rows in self.beam_trace],
             "attention": m.to_json(),
@@ -153,7 +158,7 @@ def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyp
         strategy.name, strategy.beam_size,
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
         session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
-        beam_trace=beam_table(trace or [], tgt_tok),
+        beam_trace=beam_table(trace or [], tgt_tok), hypothesis_logprobs=[h.logprob for h in hyps or []],
     )
     n_unk = session.source.tokens.count("[UNK]")
     if n_unk:

@@ -93,13 +93,10 @@ def result_note(vm, step: LectureStep) -> str:
     if fork:
         lines += [f"{label}: {text}" + ("" if lp is None else f"  (log P {lp:.2f})") for label, text, lp in fork]
     if r.mode == "beam" and r.hypotheses:
-        best = ", ".join(f"{text!r} {score:.3f}" for text, score, _ in r.hypotheses[:3])
-        # the best hypothesis's own log P, from the search's record of it finishing (the result's logprob
-        # covers only the steps the decoder was sought to, or another hypothesis after one was chosen)
-        best_lp = next((row.logprob for rows in r.beam_trace for row in rows
-                        if row.finished and row.text == r.hypotheses[0][0]), None)
-        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}"
-                     + ("" if best_lp is None else f"; the best one's log P {best_lp:.2f}"))
+        lps = r.hypothesis_logprobs
+        best = ", ".join(f"{text!r} {score:.3f}" + (f" (log P {lps[i]:.2f})" if i < len(lps) else "")
+                         for i, (text, score, _) in enumerate(r.hypotheses[:3]))
+        lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}")
     pads = int(r.maps.src_key_padding_mask.sum())
     if pads:
         w = r.maps.cross[..., r.maps.src_key_padding_mask]

@@ -636,3 +636,31 @@ def test_every_number_and_aligned_word_in_a_caption_is_true(title, model, train)
 def test_caption_numbers():
     assert caption_numbers("log P −2.59 (row 6) in layer 4, head 1 (§3.2.2): 16% of 8,000 and 0.64, Eq. 1") == \
         ["−2.59", "16", "8,000", "0.64"]
+
+
+def test_beam_note_gives_each_hypothesis_its_log_p():
+    """The beam page's note carries the log P of the best hypotheses, the greedy one's included (the
+    shipped beam slide's caption compares beam's −2.53 with greedy's −3.22); each equals the search's own."""
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.beam import beam_search
+    from core.decoding.translate import translate
+    from gui.state.lecture_pages import result_note
+
+    ck = load_checkpoint(shipped(), device="cpu")
+    sentence = "그는 나보다 키가 커요."
+    r = translate(ck, sentence, beam=4)
+    hyps = beam_search(ck.model, ck.src_tokenizer, sentence, 4)
+    assert r.hypothesis_logprobs == pytest.approx([h.logprob for h in hyps])
+    assert [t for t, _, _ in r.hypotheses] == [ck.tgt_tokenizer.decode(h.ids) for h in hyps]
+
+    class VM:
+        result, teacher_forced, state = r, False, None
+
+        def side_by_side(self):
+            return []
+
+    note = result_note(VM(), None)
+    for text, lp in zip([t for t, _, _ in r.hypotheses[:3]], r.hypothesis_logprobs[:3]):
+        assert f"{text!r}" in note and f"(log P {lp:.2f})" in note
+    assert "'He is taller than I am.'" in note and "(log P -3.22)" in note  # the slide's greedy output and its log P
+    assert [round(x, 6) for x in r.hypothesis_logprobs] == [h["logprob"] for h in r.to_json()["hypotheses"]]
