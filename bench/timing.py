@@ -26,14 +26,16 @@ def median_times(fns, repeats: int) -> list[float]:
 
 def round_times(fns, repeats: int) -> list[list[float]]:
     """Wall times in seconds of each of ``fns`` in each of ``repeats`` rounds (``[fn][round]``), the
-    functions taking turns within a round after one warm-up call each: times from the same round were
-    taken on the same state of a shared machine, so a ratio of two is best taken round by round."""
+    functions taking turns within a round after one warm-up call each, round r starting with function
+    r mod n (no function always follows the same one): times from the same round were taken on the
+    same state of a shared machine, so a ratio of two is best taken round by round."""
     for fn in fns:
         fn()
+    n = len(fns)
     times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
+    for r in range(repeats):
+        for i in [(r + j) % n for j in range(n)]:
             t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
+            fns[i]()
+            times[i].append(time.perf_counter() - t0)
     return times

@@ -64,7 +64,8 @@ class Translation:
     ``beam_trace``: the beam after every search step (beam mode): per step the live hypotheses
     then those that finished at that step, as :class:`BeamRow`. ``hypotheses``: the search's best
     (text, GNMT score, truncated), best first; ``hypothesis_logprobs`` their total log P (nats), in the
-    same order (the greedy hypothesis that competes in the search is not in the trace).
+    same order (the greedy hypothesis that competes in the search is not in the trace); ValueError when
+    it is given with another length.
     """
 
     source: Source
@@ -81,6 +82,10 @@ class Translation:
     causal: bool = True
     beam_trace: list[list[BeamRow]] = field(default_factory=list)
     hypothesis_logprobs: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.hypothesis_logprobs and len(self.hypothesis_logprobs) != len(self.hypotheses):
+            raise ValueError(f"{len(self.hypothesis_logprobs)} log P for {len(self.hypotheses)} hypotheses")
 
     @property
     def perplexity(self) -> float | None:

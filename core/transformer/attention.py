@@ -57,8 +57,9 @@ def stack_rows(weights: list[Tensor]) -> Tensor:
 
 
 def _plain(*modules: nn.Module) -> bool:
-    """True when every module is a plain ``nn.Linear`` (its ``weight`` a tensor that can be stacked)."""
-    return all(isinstance(m, nn.Linear) for m in modules)
+    """True when every module is a plain ``nn.Linear`` whose ``weight`` and ``bias`` are its own parameters
+    (tensors that can be stacked; not pruned or parametrized, where ``weight`` is computed)."""
+    return all(isinstance(m, nn.Linear) and "weight" in m._parameters and "bias" in m._parameters for m in modules)
 
 
 def _dense_weight(linear: nn.Module) -> Tensor:

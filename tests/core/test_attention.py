@@ -182,3 +182,22 @@ def test_positional_kinds_and_max_len_error(positional):
     assert model(torch.tensor([[5, 6]]), torch.tensor([[1, 7]])).shape == (1, 2, 36)
     with pytest.raises(ValueError, match="max_len"):
         model.encode(torch.full((1, 9), 5))
+
+
+def test_a_pruned_projection_is_applied_as_computed_not_stacked():
+    """A pruned W^Q (torch.nn.utils.prune: ``weight`` is computed from ``weight_orig`` and a mask, no
+    longer a parameter of its own) is used as it is, one projection at a time: the same output as
+    multiplying by the pruned matrix by hand."""
+    from torch.nn.utils import prune
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4).eval()
+    prune.l1_unstructured(mha.w_q, "weight", amount=0.5)
+    assert "weight" not in mha.w_q._parameters and int((mha.w_q.weight == 0).sum()) == 128
+    x = torch.randn(2, 3, 16)
+    with torch.inference_mode():
+        out, w = mha(x, x, need_weights=True)
+        q = (x @ mha.w_q.weight.t() + mha.w_q.bias).view(2, 3, 4, 4).transpose(1, 2)
+        k = mha.w_k(x).view(2, 3, 4, 4).transpose(1, 2)
+        expected = torch.softmax(q @ k.transpose(-2, -1) / 2.0, dim=-1)
+    assert torch.allclose(w, expected, atol=1e-6)

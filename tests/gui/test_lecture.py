@@ -1,4 +1,5 @@
-"""Lecture files (gui/state/lecture.py) and lectures in the window (gui/window/lecture.py):
+"""Lecture files (gui/state/lecture.py, lecture_toml.py, lecture_pages.py) and lectures in the window
+(gui/window/lecture.py, lecture_inputs.py, lecture_screen.py):
 
 - the format: fields, defaults, problems named by step and field (the lecture still opens), a
   saved step read back by ``tomllib``;
