@@ -14,7 +14,7 @@ from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
 from gui.widgets.pg_config import no_background_cache
 from gui.widgets.thumb_view import ThumbView
-from gui.widgets.thumbnails import ThumbnailImage, UnitImage, colour_thumbnails
+from gui.widgets.thumbnails import SharedOverlay, ThumbnailImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
@@ -193,7 +193,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     def _add_view(self, lay: _Layout, view: ThumbView) -> None:
         view.setBackgroundColor((235, 235, 235))
         view.setMinimumHeight(self.thumb_min_px())  # never squeezed to nothing by its title
-        im = MatrixImage(view, self.cmap, ThumbnailImage(), UnitImage())  # both always fill [0, 1]²
+        im = MatrixImage(view, self.cmap, ThumbnailImage(), SharedOverlay())  # both always fill [0, 1]²
         for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their geometry
             item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)
         lay.images.append(im)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph import functions as fn
+from pyqtgraph import functions_qimage
 from PySide6 import QtCore, QtGui
 
 UNIT = QtCore.QRectF(0.0, 0.0, 1.0, 1.0)
@@ -135,6 +136,41 @@ class ThumbnailImage(UnitImage):
             return super().render()
         fmt = QtGui.QImage.Format.Format_RGB32 if self._bgra else QtGui.QImage.Format.Format_RGBA8888
         self.qimage = fn.ndarray_to_qimage(self._colours, fmt)
+        self._renderRequired = False
+        self._unrenderable = False
+        return None
+
+
+class SharedOverlay(UnitImage):
+    """A :class:`UnitImage` for an RGBA uint8 overlay that many thumbnails show at once (every head of
+    a decoder view shares one causal-mask hatch): the first of them to paint turns the array into a
+    QImage with pyqtgraph's own conversion, the others reuse it, instead of converting the same
+    array once per thumbnail at every step. Any other image renders as pyqtgraph does."""
+
+    _shared: dict[int, tuple[np.ndarray, QtGui.QImage]] = {}  # id(array) -> (the array kept alive, its QImage)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._source: np.ndarray | None = None
+
+    def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
+        self._source = image if isinstance(image, np.ndarray) else None
+        return super().setImage(image, autoLevels, **kargs)
+
+    def render(self) -> None:
+        src = self._source
+        if (src is None or src.dtype != np.uint8 or src.ndim != 3 or src.shape[2] != 4 or self.lut is not None
+                or self.levels is not None or self.image is None or self.image.shape != src.shape):
+            return super().render()
+        hit = self._shared.get(id(src))
+        if hit is None or hit[0] is not src:
+            if len(self._shared) >= 16:  # a few masks at a time: keep the cache small
+                self._shared.clear()
+            qimage = functions_qimage.try_make_qimage(src, levels=None, lut=None)
+            if qimage is None:
+                return super().render()
+            hit = self._shared[id(src)] = (src, qimage)  # the array stays alive while its QImage is used
+        self.qimage = hit[1]
         self._renderRequired = False
         self._unrenderable = False
         return None

@@ -90,3 +90,26 @@ def test_grid_thumbnails_show_what_pyqtgraph_would(qtbot):
             assert isinstance(item, ThumbnailImage) and item._colours is not None
             np.testing.assert_array_equal(item.image, m)  # the weights themselves
             np.testing.assert_array_equal(pixels(item), plain(item.image, tuple(item.levels), item.lut))
+
+
+def test_shared_overlays_draw_pyqtgraphs_pixels_from_one_conversion(qapp):
+    """Thumbnails showing one hatch array convert it to a QImage once and draw exactly what
+    pyqtgraph draws for it; a new array (the next step's mask) is converted again."""
+    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.thumbnails import SharedOverlay
+
+    mask = np.triu(np.ones((6, 6), dtype=bool), 1)  # a causal mask: True = masked
+    pattern = mask_overlay(mask, (30, 30))
+    items = [SharedOverlay() for _ in range(3)]
+    for it in items:
+        it.setImage(pattern, autoLevels=False)
+    reference = pg.ImageItem(axisOrder="row-major")
+    reference.setImage(pattern, autoLevels=False)
+    for it in items:
+        np.testing.assert_array_equal(pixels(it), pixels(reference))
+    assert items[0].qimage is items[1].qimage is items[2].qimage  # one conversion for all
+    grown = mask_overlay(np.triu(np.ones((7, 7), dtype=bool), 1), (30, 30))
+    items[0].setImage(grown, autoLevels=False)
+    reference.setImage(grown, autoLevels=False)
+    np.testing.assert_array_equal(pixels(items[0]), pixels(reference))
+    assert items[0].qimage is not items[1].qimage
