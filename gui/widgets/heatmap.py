@@ -17,6 +17,7 @@ from gui.widgets.cell_values import CellValues
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import LEGEND, hatch_size, hatch_stripes
 from gui.widgets.pg_config import configure, no_background_cache
+from gui.widgets.thumbnails import MapImage
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
@@ -93,7 +94,7 @@ class MatrixImage:
 
     def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
                  overlay: pg.ImageItem | None = None) -> None:
-        self.image = image if image is not None else pg.ImageItem(axisOrder="row-major")
+        self.image = image if image is not None else MapImage()
         self.overlay = overlay if overlay is not None else pg.ImageItem(axisOrder="row-major")
         self.image.setLookupTable(lookup_table(cmap))
         view.addItem(self.image)

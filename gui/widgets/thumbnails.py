@@ -26,14 +26,16 @@ def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray
     ``bgra`` the channels are in B, G, R, A order (QImage's RGB32 layout in memory).
 
     Index ``clip((w − lo) · K / (hi − lo), 0, K − 1)`` as pyqtgraph computes it for a float image
-    and a table of more than 256 entries (``ImageItem.render``); alpha is 255 for a 3-column table.
+    (``ImageItem.render``); alpha is 255 for a 3-column table.
+
+    A table of 256 entries or fewer is one pyqtgraph draws as an indexed image (each index's colour
+    from the table, the index computed the same way): the colours are the same.
 
     Raises:
-        ValueError: a table of 256 entries or fewer (pyqtgraph draws those as indexed images), or
-            not uint8.
+        ValueError: a table that is not uint8 ``[K, 3 or 4]``.
     """
-    if lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[0] <= 256 or lut.shape[1] not in (3, 4):
-        raise ValueError(f"expected a uint8 colour table [K > 256, 3 or 4], got {lut.dtype} {lut.shape}")
+    if lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[0] < 1 or lut.shape[1] not in (3, 4):
+        raise ValueError(f"expected a uint8 colour table [K, 3 or 4], got {lut.dtype} {lut.shape}")
     k = lut.shape[0]
     lo, hi = levels
     rng = hi - lo
@@ -171,6 +173,32 @@ class SharedOverlay(UnitImage):
                 return super().render()
             hit = self._shared[id(src)] = (src, qimage)  # the array stays alive while its QImage is used
         self.qimage = hit[1]
+        self._renderRequired = False
+        self._unrenderable = False
+        return None
+
+
+class MapImage(pg.ImageItem):
+    """A row-major ImageItem for an enlarged map that colours its float image itself, with
+    :func:`colour_stack` (pyqtgraph's arithmetic), and draws the colours as an RGB32 image. Its colour
+    bar gives it a 256-entry table, which pyqtgraph draws as an indexed image: Qt converts such an
+    image at every paint (a 40 × 40 map drawn at 544 × 310 took 1.24 ms, as RGB32 0.13 ms). The
+    colours are computed once per change of image, levels or table, not per paint. Images it cannot
+    colour so (not a 2-D float image with levels and a uint8 table) it leaves to pyqtgraph."""
+
+    def __init__(self) -> None:
+        super().__init__(axisOrder="row-major")
+
+    def render(self) -> None:
+        img, lut, levels = self.image, self.lut, self.levels
+        if (img is None or img.ndim != 2 or img.size == 0 or img.dtype.kind != "f" or levels is None
+                or np.ndim(levels) != 1 or len(levels) != 2 or not isinstance(lut, np.ndarray)
+                or lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[1] not in (3, 4) or not np.isfinite(img).all()):
+            return super().render()
+        opaque = lut.shape[1] == 3 or bool((lut[:, 3] == 255).all())  # then drawn as RGB32
+        colours = colour_stack(img[None], (float(levels[0]), float(levels[1])), lut, bgra=opaque)[0]
+        fmt = QtGui.QImage.Format.Format_RGB32 if opaque else QtGui.QImage.Format.Format_RGBA8888
+        self.qimage = fn.ndarray_to_qimage(colours, fmt)
         self._renderRequired = False
         self._unrenderable = False
         return None

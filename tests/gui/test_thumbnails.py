@@ -44,9 +44,38 @@ def test_colour_stack_equals_pyqtgraph(qapp, levels):
     np.testing.assert_array_equal(rgba[0, 0, 1, :3], lut[-1])
 
 
-def test_colour_stack_rejects_small_tables():
+def test_colour_stack_rejects_what_is_not_a_colour_table():
     with pytest.raises(ValueError, match="colour table"):
-        colour_stack(np.zeros((1, 2, 2), np.float32), (0, 1), np.zeros((256, 3), np.uint8))
+        colour_stack(np.zeros((1, 2, 2), np.float32), (0, 1), np.zeros((256, 3), np.float32))
+    with pytest.raises(ValueError, match="colour table"):
+        colour_stack(np.zeros((1, 2, 2), np.float32), (0, 1), np.zeros((256, 2), np.uint8))
+
+
+@pytest.mark.parametrize("levels", [(0.0, 1.0), (0.013, 0.4)])
+def test_small_tables_colour_as_pyqtgraphs_indexed_image(qapp, levels):
+    """A 256-entry table (what a colour bar gives its image): pyqtgraph draws an indexed image;
+    colour_stack gives the same colours, and MapImage draws them as RGB32."""
+    from gui.widgets.thumbnails import MapImage
+
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
+    rng = np.random.default_rng(3)
+    m = rng.random((9, 13)).astype(np.float32) * 1.2 - 0.1
+    m[0, :3] = [levels[0], levels[1], 0.5]
+    reference = pg.ImageItem(axisOrder="row-major")
+    reference.setLookupTable(lut)
+    reference.setImage(m, levels=levels, autoLevels=False)
+    reference.render()
+    assert reference.qimage.format() == QtGui.QImage.Format.Format_Indexed8
+    np.testing.assert_array_equal(colour_stack(m[None], levels, lut)[0], pixels(reference))
+    item = MapImage()
+    item.setLookupTable(lut)
+    item.setImage(m, levels=levels, autoLevels=False)
+    item.render()
+    assert item.qimage.format() == QtGui.QImage.Format.Format_RGB32
+    np.testing.assert_array_equal(pixels(item), pixels(reference))
+    item.setLevels((0.2, 0.6))  # a new colour scale: coloured again at the next render
+    reference.setLevels((0.2, 0.6))
+    np.testing.assert_array_equal(pixels(item), pixels(reference))
 
 
 def test_thumbnail_drops_its_colours_when_anything_changes(qapp):
