@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from pyqtgraph import functions as fn
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import LEGEND, MASKED_RGB, OPEN_RGB, hatch_size, hatch_stripes
 from gui.widgets.pg_config import no_background_cache
+from gui.widgets.thumbnails import DrawsColours
 
 # a mask image's colours (RGBA as one uint32 each): white (absent key or any other value), masked, open, hatch stripe
 _MASK_WORDS = np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 255], [175, 175, 175, 255]],
@@ -32,7 +32,7 @@ def mask_rgba(image: np.ndarray) -> np.ndarray:
     return _MASK_WORDS[big].view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
-class OpaqueImage(pg.ImageItem):
+class OpaqueImage(DrawsColours, pg.ImageItem):
     """An ImageItem for an opaque RGBA uint8 image ``[rows, cols, 4]`` (alpha 255 everywhere, as
     :func:`mask_rgba` makes), drawn as RGB32: Qt scales that about three times faster than the
     RGBA8888 pyqtgraph makes of it. Any other image is drawn as pyqtgraph draws it."""
@@ -41,10 +41,7 @@ class OpaqueImage(pg.ImageItem):
         img = self.image
         if img is None or img.ndim != 3 or img.dtype != np.uint8 or img.shape[2] != 4 or not (img[..., 3] == 255).all():
             return super().render()
-        self._bgra = np.ascontiguousarray(img[..., [2, 1, 0, 3]])  # kept: the QImage shares its memory
-        self.qimage = fn.ndarray_to_qimage(self._bgra, QtGui.QImage.Format.Format_RGB32)
-        self._renderRequired = False
-        self._unrenderable = False
+        self.show_colours(np.ascontiguousarray(img[..., [2, 1, 0, 3]]), bgra=True)
         return None
 
 

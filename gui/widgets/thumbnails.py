@@ -49,6 +49,34 @@ def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray
     return words[idx].view(np.uint8).reshape(*idx.shape, 4)
 
 
+def opaque_table(lut: np.ndarray) -> bool:
+    """True when the colour table ``lut [K, 3 or 4]`` has no transparent entry: its colours are drawn
+    as RGB32 (Qt scales that about three times faster than RGBA8888)."""
+    return lut.shape[1] == 3 or bool((lut[:, 3] == 255).all())
+
+
+def colourable(image, levels, lut) -> tuple[float, float] | None:
+    """The two colour levels when :func:`colour_stack` can colour ``image`` as pyqtgraph would (a
+    non-empty 2-D float image, two levels, a uint8 table ``[K, 3 or 4]``), else None."""
+    if (image is None or image.ndim != 2 or image.size == 0 or image.dtype.kind != "f" or levels is None
+            or not isinstance(lut, np.ndarray) or lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[1] not in (3, 4)):
+        return None
+    flat = tuple(float(x) for x in np.ravel(levels))
+    return flat if len(flat) == 2 else None
+
+
+class DrawsColours:
+    """Mixin for a pg.ImageItem that is handed (or computes) its colours: :meth:`show_colours`."""
+
+    def show_colours(self, colours: np.ndarray, bgra: bool) -> None:
+        """Render ``colours [rows, cols, 4]`` uint8 (B, G, R, A and opaque with ``bgra``: RGB32; else
+        RGBA8888) as this item's image; the QImage keeps the array alive."""
+        fmt = QtGui.QImage.Format.Format_RGB32 if bgra else QtGui.QImage.Format.Format_RGBA8888
+        self.qimage = fn.ndarray_to_qimage(colours, fmt)
+        self._renderRequired = False
+        self._unrenderable = False
+
+
 class UnitImage(pg.ImageItem):
     """A row-major ImageItem that always fills ``[0, 1]²`` of its view, whatever its image's shape.
 
@@ -101,7 +129,7 @@ class UnitImage(pg.ImageItem):
         painter.drawImage(UNIT, self.qimage)
 
 
-class ThumbnailImage(UnitImage):
+class ThumbnailImage(DrawsColours, UnitImage):
     """A :class:`UnitImage` that can be handed its colours (:meth:`set_colours`) computed for many
     maps at once. Any later change of image, levels or colour table drops them, and the item
     colours itself as pyqtgraph does."""
@@ -136,10 +164,7 @@ class ThumbnailImage(UnitImage):
     def render(self) -> None:
         if self._colours is None:
             return super().render()
-        fmt = QtGui.QImage.Format.Format_RGB32 if self._bgra else QtGui.QImage.Format.Format_RGBA8888
-        self.qimage = fn.ndarray_to_qimage(self._colours, fmt)
-        self._renderRequired = False
-        self._unrenderable = False
+        self.show_colours(self._colours, self._bgra)
         return None
 
 
@@ -178,7 +203,7 @@ class SharedOverlay(UnitImage):
         return None
 
 
-class MapImage(pg.ImageItem):
+class MapImage(DrawsColours, pg.ImageItem):
     """A row-major ImageItem for an enlarged map that colours its float image itself, with
     :func:`colour_stack` (pyqtgraph's arithmetic), and draws the colours as an RGB32 image. Its colour
     bar gives it a 256-entry table, which pyqtgraph draws as an indexed image: Qt converts such an
@@ -190,17 +215,11 @@ class MapImage(pg.ImageItem):
         super().__init__(axisOrder="row-major")
 
     def render(self) -> None:
-        img, lut, levels = self.image, self.lut, self.levels
-        if (img is None or img.ndim != 2 or img.size == 0 or img.dtype.kind != "f" or levels is None
-                or np.ndim(levels) != 1 or len(levels) != 2 or not isinstance(lut, np.ndarray)
-                or lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[1] not in (3, 4) or not np.isfinite(img).all()):
+        levels = colourable(self.image, self.levels, self.lut)
+        if levels is None or not np.isfinite(self.image).all():
             return super().render()
-        opaque = lut.shape[1] == 3 or bool((lut[:, 3] == 255).all())  # then drawn as RGB32
-        colours = colour_stack(img[None], (float(levels[0]), float(levels[1])), lut, bgra=opaque)[0]
-        fmt = QtGui.QImage.Format.Format_RGB32 if opaque else QtGui.QImage.Format.Format_RGBA8888
-        self.qimage = fn.ndarray_to_qimage(colours, fmt)
-        self._renderRequired = False
-        self._unrenderable = False
+        opaque = opaque_table(self.lut)
+        self.show_colours(colour_stack(self.image[None], levels, self.lut, bgra=opaque)[0], opaque)
         return None
 
 
@@ -210,17 +229,13 @@ def colour_thumbnails(items: list[ThumbnailImage]) -> None:
     no image, or a colour table pyqtgraph draws otherwise (≤ 256 entries), colour themselves."""
     groups: dict[tuple, list[ThumbnailImage]] = {}
     for it in items:
-        img, lut = it.image, it.lut
-        if (img is None or img.ndim != 2 or img.size == 0 or img.dtype.kind != "f" or it.levels is None
-                or not isinstance(lut, np.ndarray) or lut.ndim != 2 or lut.shape[0] <= 256):
+        levels = colourable(it.image, it.levels, it.lut)
+        if levels is None or it.lut.shape[0] <= 256:
             continue
-        levels = tuple(float(x) for x in np.ravel(it.levels))
-        if len(levels) != 2:
-            continue
-        groups.setdefault((img.shape, levels, id(lut)), []).append(it)  # one table object: one group
+        groups.setdefault((it.image.shape, levels, id(it.lut)), []).append(it)  # one table object: one group
     for (_shape, levels, _lut), group in groups.items():
         lut = group[0].lut
-        opaque = lut.shape[1] == 3 or bool((lut[:, 3] == 255).all())  # then drawn as RGB32
+        opaque = opaque_table(lut)
         colours = colour_stack(np.stack([it.image for it in group]), levels, lut, bgra=opaque)
         for it, c in zip(group, colours):
             it.set_colours(c, bgra=opaque)
