@@ -49,6 +49,23 @@ def test_max_pool_keeps_every_peak_and_fits():
         max_pool(m, 0, 3)
 
 
+@pytest.mark.parametrize("shape", [(3, 7, 9), (48, 40, 40), (2, 13, 200), (1, 5, 3000)])
+def test_max_pool_equals_numpy_reduceat_on_stacks_with_nan(shape):
+    """The strided-gather pooling gives exactly ``np.maximum.reduceat``'s values over the same bins
+    (every target size, narrow and wide bins, a NaN kept where it falls)."""
+    rng = np.random.default_rng(sum(shape))
+    x = rng.random(shape).astype(np.float32)
+    x[0, 1, 2] = np.nan
+    rows, cols = shape[1:]
+    for max_rows, max_cols in [(rows - 1, cols - 1), (max(rows // 2, 1), max(cols // 3, 1)), (1, 1), (rows, 7)]:
+        want = x
+        if cols > max_cols:
+            want = np.maximum.reduceat(want, (np.arange(max_cols) * cols) // max_cols, axis=-1)
+        if rows > max_rows:
+            want = np.maximum.reduceat(want, (np.arange(max_rows) * rows) // max_rows, axis=-2)
+        np.testing.assert_array_equal(max_pool(x, max_rows, max_cols), want)  # NaN where reduceat has NaN
+
+
 def test_one_hot_columns_survive_in_every_thumbnail(qtbot):
     """200 keys, one-hot heads (each head's hot column elsewhere), thumbnails ~70 px wide."""
     grid = HeadGrid(pg.colormap.get("viridis"))
