@@ -118,7 +118,7 @@ def cell_picture(m: MatrixImage) -> CellPicture | None:
     item.render()  # what paint() draws: pyqtgraph's LUT lookup at the item's levels
     if item.qimage is None:
         return None
-    hatch = np.asarray(m.overlay.image) if m.overlay.isVisible() and m.overlay.image is not None else None
+    hatch = None if m.hatch is None else np.asarray(m.hatch)
     if hatch is not None and (hatch.ndim != 3 or hatch.shape[2] != 4 or hatch.dtype != np.uint8):
         hatch = None
     return CellPicture(qimage_rgba(item.qimage), None if hatch is None else hatch.copy())
@@ -193,7 +193,7 @@ def marked_cells(widget) -> Iterator[dict[str, CellPicture]]:
     drawing order: Qt's SVG then holds one marker group per heatmap, with the transform the image
     had. Yields ``{fill without '#': the cells}``; restores the widget on leaving."""
     pictures: dict[str, CellPicture] = {}
-    placed: list[tuple[QtWidgets.QGraphicsRectItem, MatrixImage, bool, bool]] = []
+    placed: list[tuple[QtWidgets.QGraphicsRectItem, list[tuple[QtWidgets.QGraphicsItem, bool]]]] = []
     try:
         for m in matrix_images(widget):
             pic = cell_picture(m)
@@ -210,19 +210,19 @@ def marked_cells(widget) -> Iterator[dict[str, CellPicture]]:
             marker.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
             marker.setBrush(QtGui.QColor(f"#{fill}"))
             marker.stackBefore(m.image)  # drawn where the image was: under the cell values
-            placed.append((marker, m, m.image.isVisible(), m.overlay.isVisible()))
-            m.image.hide()
-            m.overlay.hide()
+            placed.append((marker, [(item, item.isVisible()) for item in m.items()]))
+            for item in m.items():
+                item.hide()
             pictures[fill] = pic
         yield pictures
     finally:
-        for marker, m, image_shown, overlay_shown in placed:
+        for marker, shown in placed:
             scene = marker.scene()
             marker.setParentItem(None)
             if scene is not None:
                 scene.removeItem(marker)
-            m.image.setVisible(image_shown)
-            m.overlay.setVisible(overlay_shown)
+            for item, visible in shown:
+                item.setVisible(visible)
 
 
 def svg_document(widget, top: int = 0, paint_top: Callable[[QtGui.QPainter], None] | None = None,

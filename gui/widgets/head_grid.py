@@ -14,7 +14,7 @@ from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
 from gui.widgets.pg_config import no_background_cache
 from gui.widgets.thumb_view import ThumbView
-from gui.widgets.thumbnails import SharedOverlay, ThumbnailImage, colour_thumbnails
+from gui.widgets.thumbnails import ThumbnailImage, colour_thumbnails
 
 COMPACT_FROM = 24  # cells; a grid this large (e.g. 6 layers × 8 heads) uses row/column headers
 _LAYER_HEAD = re.compile(r"^(L\d+) (H\d+)$")
@@ -26,20 +26,24 @@ def is_derived_title(title: str) -> bool:
     return title.endswith("(derived)")
 
 
-def _pool_stacked(cells: list[Cell], targets: tuple) -> list[np.ndarray | None]:
-    """Each cell's matrix max-pooled to its thumbnail's (rows, cols) pixels, or None where it fits.
-    Cells of one shape and one thumbnail size (every head of a view) are pooled as one stack."""
+def _pool_stacked(cells: list[Cell], targets: tuple) -> tuple[list[np.ndarray | None], list[bool | None]]:
+    """Each cell's matrix max-pooled to its thumbnail's (rows, cols) pixels, or None where it fits,
+    and whether that pooled map is all finite (None where not pooled: the cell is checked when shown).
+    Cells of one shape and one thumbnail size (every head of a view) are pooled as one stack and
+    checked in one call (the maximum of a bin with a NaN is NaN, so a NaN is never pooled away)."""
     groups: dict[tuple, list[int]] = {}
     for i, (cell, (px_rows, px_cols)) in enumerate(zip(cells, targets)):
         m = cell.matrix
         if m.size and (m.shape[0] > px_rows or m.shape[1] > px_cols):
             groups.setdefault((m.shape, px_rows, px_cols), []).append(i)
     out: list[np.ndarray | None] = [None] * len(cells)
+    finite: list[bool | None] = [None] * len(cells)
     for (_shape, px_rows, px_cols), idx in groups.items():
         stack = max_pool(np.stack([cells[i].matrix for i in idx]), px_rows, px_cols)
+        ok = np.isfinite(stack).all(axis=(1, 2))
         for j, i in enumerate(idx):
-            out[i] = stack[j]
-    return out
+            out[i], finite[i] = stack[j], bool(ok[j])
+    return out, finite
 
 
 class _Layout:
@@ -193,8 +197,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
     def _add_view(self, lay: _Layout, view: ThumbView) -> None:
         view.setBackgroundColor((235, 235, 235))
         view.setMinimumHeight(self.thumb_min_px())  # never squeezed to nothing by its title
-        im = MatrixImage(view, self.cmap, ThumbnailImage(), SharedOverlay())  # both always fill [0, 1]²
-        for item in (im.image, im.overlay):  # the range is fixed: no view needs to hear of their geometry
+        im = MatrixImage(view, self.cmap, ThumbnailImage())  # fills [0, 1]², draws its hatch itself
+        for item in im.items():  # the range is fixed: no view needs to hear of its geometry
             item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)
         lay.images.append(im)
         lay.views.append(view)
@@ -236,12 +240,13 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self._targets = tuple(self._pixels(v) for v in self.views)
         overlay_cache: dict[tuple, np.ndarray] = {}  # cells of a view share one mask: pool and hatch it once
         pooled_masks: dict[tuple, np.ndarray] = {}
+        masks_any: dict[tuple, bool] = {}  # one shared mask is checked once, not once per head
         labels = self.cell_labels
         self.pooled = []
         most = (1, 1)
-        pooled = _pool_stacked(cells, self._targets)
-        for cell, im, view, label, (px_rows, px_cols), small in zip(cells, self.images, self.views, labels,
-                                                                    self._targets, pooled):
+        pooled, finite = _pool_stacked(cells, self._targets)
+        for cell, im, view, label, (px_rows, px_cols), small, ok in zip(cells, self.images, self.views, labels,
+                                                                        self._targets, pooled, finite):
             matrix, mask = cell.matrix, cell.mask
             if small is not None:
                 r0, c0 = matrix.shape
@@ -255,12 +260,18 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 most = max(most, (-(-r0 // max(matrix.shape[0], 1)), -(-c0 // max(matrix.shape[1], 1))))
             self.pooled.append(matrix.shape)
             overlay = None
-            if mask is not None and mask.any():
-                key = (id(cell.mask), mask.shape, px_rows, px_cols)
+            key = (id(cell.mask), None if mask is None else mask.shape, px_rows, px_cols)
+            masked = False
+            if mask is not None:
+                masked = masks_any.get(key)
+                if masked is None:
+                    masked = masks_any[key] = bool(mask.any())
+            if masked:
                 overlay = overlay_cache.get(key)
                 if overlay is None:
                     overlay = overlay_cache[key] = mask_overlay(mask, (px_rows, px_cols))
-            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True)
+            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True,
+                   finite=ok, masked=masked)
             chosen = cell.key == self.selected
             if label is None:  # compact grid: a frame marks the chosen cell
                 if self._cur.framed.get(id(view)) != chosen:

@@ -17,7 +17,7 @@ from gui.widgets.cell_values import CellValues
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import LEGEND, hatch_size, hatch_stripes
 from gui.widgets.pg_config import configure, no_background_cache
-from gui.widgets.thumbnails import MapImage
+from gui.widgets.thumbnails import HatchImage, MapImage
 
 COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
 VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
@@ -31,6 +31,7 @@ LUT_POINTS = 512
 
 
 _LUTS: dict[int, tuple[pg.ColorMap, np.ndarray]] = {}
+_UNIT_RECT = QtCore.QRectF(0, 0, 1, 1)  # where a thumbnail's map is placed (read, never changed)
 
 
 def lookup_table(cmap: pg.ColorMap) -> np.ndarray:
@@ -83,22 +84,25 @@ def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.
         h = max(1, min(h, pixels[0] // max(rows, 1), pixels[1] // max(cols, 1)))
     big = np.repeat(np.repeat(np.asarray(mask, dtype=np.uint8), h, 0), h, 1)  # 1 on masked pixels
     shade = big + (big & hatch_stripes(*big.shape))  # 0 not masked, 1 masked, 2 masked stripe
-    return _OVERLAY_WORDS[shade].view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
+    return np.take(_OVERLAY_WORDS, shade).view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
 class MatrixImage:
     """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image`` and
-    ``overlay``: the (row-major) items to use, e.g. :class:`gui.widgets.thumbnails.ThumbnailImage`
-    and :class:`gui.widgets.thumbnails.UnitImage` for a thumbnail (``set(..., unit=True)``). ``view``: a
-    ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
+    ``overlay``: the (row-major) items to use. A :class:`gui.widgets.thumbnails.ThumbnailImage`
+    (a thumbnail, ``set(..., unit=True)``) draws its hatch itself: ``overlay`` is then None.
+    ``view``: a ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
 
     def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
                  overlay: pg.ImageItem | None = None) -> None:
         self.image = image if image is not None else MapImage()
-        self.overlay = overlay if overlay is not None else pg.ImageItem(axisOrder="row-major")
+        # an image item that draws the hatch itself (gui.widgets.thumbnails.ThumbnailImage) needs no overlay item
+        own_hatch = overlay is None and getattr(self.image, "draws_hatch", False)
+        self.overlay = None if own_hatch else overlay if overlay is not None else HatchImage()
         self.image.setLookupTable(lookup_table(cmap))
         view.addItem(self.image)
-        view.addItem(self.overlay)
+        if self.overlay is not None:
+            view.addItem(self.overlay)
         self.shape: tuple[int, int] = (0, 0)
         self._placed: dict[int, tuple] = {}  # id(item) -> (rect, image shape) it was last placed with
 
@@ -114,31 +118,54 @@ class MatrixImage:
         self.image.setLookupTable(lookup_table(cmap))
 
     def set(self, matrix: np.ndarray, mask: np.ndarray | None, overlay: np.ndarray | None = None,
-            levels: tuple[float, float] = (0.0, 1.0), unit: bool = False) -> None:
+            levels: tuple[float, float] = (0.0, 1.0), unit: bool = False, *, finite: bool | None = None,
+            masked: bool | None = None) -> None:
         """Show ``matrix [rows, cols]`` (float) with colour ``levels`` (default the fixed [0, 1]);
         ``mask`` same shape, True = masked. Cell (r, c) covers [c, c + 1] × [r, r + 1] in the view,
         or with ``unit`` the whole map covers [0, 1] × [0, 1] whatever its shape (a thumbnail: its
-        view's range never changes as a decoder map grows by a row per step)."""
+        view's range never changes as a decoder map grows by a row per step).
+
+        ``finite`` (every weight is finite) and ``masked`` (``mask`` masks some cell), where the
+        caller already knows them (a grid checks a stack of maps, or one shared mask, once), skip
+        checking them again here; None: checked here."""
         matrix = np.asarray(matrix, dtype=np.float32)
-        if not np.isfinite(matrix).all():
+        if not (np.isfinite(matrix).all() if finite is None else finite):
             matrix = np.nan_to_num(matrix, nan=0.0)  # never NaN on screen
         rows, cols = matrix.shape
         self.shape = (rows, cols)
         if rows == 0 or cols == 0:
             self.image.clear()
-            self.overlay.clear()
+            self._show_hatch(None)
             self._placed = {}
             return
-        rect = QtCore.QRectF(0, 0, 1, 1) if unit else QtCore.QRectF(0, 0, cols, rows)
+        rect = _UNIT_RECT if unit else QtCore.QRectF(0, 0, cols, rows)
         self.image.setImage(matrix, levels=levels, autoLevels=False)
         self._place(self.image, rect, (rows, cols))
-        if mask is not None and mask.any():
-            pattern = overlay if overlay is not None else mask_overlay(mask)
+        if mask is not None and (mask.any() if masked is None else masked):
+            self._show_hatch(overlay if overlay is not None else mask_overlay(mask), rect)
+        else:
+            self._show_hatch(None)
+
+    def _show_hatch(self, pattern: np.ndarray | None, rect: QtCore.QRectF | None = None) -> None:
+        if self.overlay is None:
+            self.image.set_hatch(pattern)
+        elif pattern is None:
+            self.overlay.hide()
+        else:
             self.overlay.setImage(pattern, autoLevels=False)
             self._place(self.overlay, rect, pattern.shape[:2])
             self.overlay.show()
-        else:
-            self.overlay.hide()
+
+    @property
+    def hatch(self) -> np.ndarray | None:
+        """The hatch overlay drawn over the map now (RGBA uint8 ``[rows·h, cols·h, 4]``), or None."""
+        if self.overlay is None:
+            return self.image.hatch
+        return self.overlay.image if self.overlay.isVisible() and self.overlay.image is not None else None
+
+    def items(self) -> list[pg.ImageItem]:
+        """The graphics items it draws with: the image, and the overlay where there is one."""
+        return [self.image] if self.overlay is None else [self.image, self.overlay]
 
 
 class Heatmap(pg.GraphicsLayoutWidget):

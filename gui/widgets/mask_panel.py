@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import LEGEND, MASKED_RGB, OPEN_RGB, hatch_size, hatch_stripes
 from gui.widgets.pg_config import no_background_cache
-from gui.widgets.thumbnails import DrawsColours
+from gui.widgets.thumbnails import DrawsColours, bgra_of, rgba_words
 
 # a mask image's colours (RGBA as one uint32 each): white (absent key or any other value), masked, open, hatch stripe
 _MASK_WORDS = np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 255], [175, 175, 175, 255]],
@@ -29,7 +29,7 @@ def mask_rgba(image: np.ndarray) -> np.ndarray:
     absent = np.isnan(img)
     if absent.any():  # absent keys: white, grey on the hatch's stripes
         big[(big == 0) & hatch_stripes(*big.shape) & np.repeat(np.repeat(absent, h, 0), h, 1)] = 3
-    return _MASK_WORDS[big].view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
+    return np.take(_MASK_WORDS, big).view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
 class OpaqueImage(DrawsColours, pg.ImageItem):
@@ -38,10 +38,10 @@ class OpaqueImage(DrawsColours, pg.ImageItem):
     RGBA8888 pyqtgraph makes of it. Any other image is drawn as pyqtgraph draws it."""
 
     def render(self) -> None:
-        img = self.image
-        if img is None or img.ndim != 3 or img.dtype != np.uint8 or img.shape[2] != 4 or not (img[..., 3] == 255).all():
+        words = rgba_words(self.image)
+        if words is None or not (words >= 0xFF000000).all():  # alpha (the high byte) 255 everywhere
             return super().render()
-        self.show_colours(np.ascontiguousarray(img[..., [2, 1, 0, 3]]), bgra=True)
+        self.show_colours(bgra_of(words), bgra=True)
         return None
 
 

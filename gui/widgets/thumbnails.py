@@ -11,6 +11,8 @@ its colours are exactly the ones pyqtgraph would compute from them (checked in t
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph import functions as fn
@@ -18,6 +20,7 @@ from pyqtgraph import functions_qimage
 from PySide6 import QtCore, QtGui
 
 UNIT = QtCore.QRectF(0.0, 0.0, 1.0, 1.0)
+_UNIT_BOUNDS, _NO_BOUNDS = QtCore.QRectF(UNIT), QtCore.QRectF()  # what UnitImage.boundingRect returns
 
 
 def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray, bgra: bool = False) -> np.ndarray:
@@ -46,7 +49,7 @@ def colour_stack(stack: np.ndarray, levels: tuple[float, float], lut: np.ndarray
     if bgra:
         lut = lut[:, [2, 1, 0, 3]]
     words = np.ascontiguousarray(lut).view(np.uint32).ravel()  # one 4-byte gather per pixel, not four 1-byte ones
-    return words[idx].view(np.uint8).reshape(*idx.shape, 4)
+    return np.take(words, idx).view(np.uint8).reshape(*idx.shape, 4)  # take: about twice as fast as words[idx]
 
 
 def opaque_table(lut: np.ndarray) -> bool:
@@ -63,6 +66,38 @@ def colourable(image, levels, lut) -> tuple[float, float] | None:
         return None
     flat = tuple(float(x) for x in np.ravel(levels))
     return flat if len(flat) == 2 else None
+
+
+def rgba_words(image: np.ndarray) -> np.ndarray | None:
+    """An RGBA uint8 image ``[rows, cols, 4]`` as one uint32 per pixel (R in the low byte, A in the
+    high byte on this little-endian layout), or None for anything else."""
+    if image is None or image.ndim != 3 or image.dtype != np.uint8 or image.shape[2] != 4 or sys.byteorder != "little":
+        return None
+    return np.ascontiguousarray(image).view(np.uint32)[..., 0]
+
+
+def hatch_words(image: np.ndarray) -> np.ndarray | None:
+    """:func:`rgba_words` of an RGBA image whose every pixel is fully transparent black or opaque
+    (a mask hatch), else None: for such pixels premultiplied colours equal the colours."""
+    words = rgba_words(image)
+    return words if words is not None and ((words >= 0xFF000000) | (words == 0)).all() else None
+
+
+def hatch_qimage(hatch: np.ndarray) -> QtGui.QImage | None:
+    """A hatch (:func:`hatch_words`) as a premultiplied ARGB32 QImage, which Qt draws scaled without
+    converting it at every paint as it does RGBA8888; None for any other image."""
+    words = hatch_words(hatch)
+    if words is None:
+        return None
+    return fn.ndarray_to_qimage(bgra_of(words), QtGui.QImage.Format.Format_ARGB32_Premultiplied)  # keeps the array alive
+
+
+def bgra_of(words: np.ndarray) -> np.ndarray:
+    """RGBA pixels as :func:`rgba_words` gives them, with red and blue swapped: ``[rows, cols, 4]``
+    uint8 in B, G, R, A order (QImage's 32-bit formats in memory); a few integer operations per
+    pixel instead of a fancy-indexed copy of every channel."""
+    swapped = (words & 0xFF00FF00) | ((words & 0xFF) << 16) | ((words >> 16) & 0xFF)
+    return swapped.view(np.uint8).reshape(*words.shape, 4)
 
 
 class DrawsColours:
@@ -91,7 +126,8 @@ class UnitImage(pg.ImageItem):
         super().__init__(axisOrder="row-major")
 
     def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
-        return QtCore.QRectF(UNIT) if self.image is not None else QtCore.QRectF()
+        # Qt asks several times per item per repaint; one shared rect each (Qt copies it; never mutated here)
+        return _UNIT_BOUNDS if self.image is not None else _NO_BOUNDS
 
     def setRect(self, *args) -> None:  # noqa: N802 (pyqtgraph naming)
         """Raises ValueError for any rect but ``[0, 1]²`` (the item is always drawn there)."""
@@ -129,15 +165,55 @@ class UnitImage(pg.ImageItem):
         painter.drawImage(UNIT, self.qimage)
 
 
+_HATCHES: dict[int, tuple[np.ndarray, QtGui.QImage | None]] = {}  # id(array) -> (the array kept alive, its QImage)
+
+
+def shared_hatch(hatch: np.ndarray) -> QtGui.QImage | None:
+    """The QImage drawn for the RGBA uint8 overlay ``hatch [rows, cols, 4]``, converted once however
+    many thumbnails show that array (every head of a decoder view shares one causal-mask hatch): a
+    hatch (every pixel transparent black or opaque) as premultiplied ARGB32, which Qt draws scaled
+    without converting it (for such pixels premultiplied colours are the colours); other RGBA with
+    pyqtgraph's own conversion. None where pyqtgraph cannot convert it."""
+    hit = _HATCHES.get(id(hatch))
+    if hit is None or hit[0] is not hatch:
+        if len(_HATCHES) >= 16:  # a few masks at a time: keep the cache small
+            _HATCHES.clear()
+        qimage = hatch_qimage(hatch)
+        if qimage is None:
+            qimage = functions_qimage.try_make_qimage(hatch, levels=None, lut=None)
+        hit = _HATCHES[id(hatch)] = (hatch, qimage)  # the array stays alive while its QImage is used
+    return hit[1]
+
+
 class ThumbnailImage(DrawsColours, UnitImage):
     """A :class:`UnitImage` that can be handed its colours (:meth:`set_colours`) computed for many
     maps at once. Any later change of image, levels or colour table drops them, and the item
-    colours itself as pyqtgraph does."""
+    colours itself as pyqtgraph does.
+
+    It also draws its mask's hatch (:meth:`set_hatch`) over the colours, in the same paint: one
+    item per thumbnail instead of two (a 6 × 8 grid repaints 48 fewer items per decoder step)."""
+
+    draws_hatch = True  # gui.widgets.heatmap.MatrixImage gives it the hatch instead of an overlay item
 
     def __init__(self) -> None:
         super().__init__()
         self._colours: np.ndarray | None = None
         self._bgra = False
+        self.hatch: np.ndarray | None = None  # RGBA uint8 overlay drawn over the colours, or None
+
+    def set_hatch(self, hatch: np.ndarray | None) -> None:
+        """Draw the RGBA uint8 overlay ``hatch [rows·h, cols·h, 4]`` (:func:`gui.widgets.heatmap.mask_overlay`)
+        over the map, stretched to the same square; None: no hatch."""
+        if hatch is not self.hatch:
+            self.hatch = hatch
+            self.update()
+
+    def paint(self, painter, *args) -> None:
+        super().paint(painter, *args)
+        if self.hatch is not None and self.image is not None and not self._unrenderable:
+            qimage = shared_hatch(self.hatch)
+            if qimage is not None:
+                painter.drawImage(UNIT, qimage)
 
     def set_colours(self, rgba: np.ndarray, bgra: bool = False) -> None:
         """``rgba [rows, cols, 4]`` uint8: the colours of the image just set (its shape); with
@@ -168,36 +244,20 @@ class ThumbnailImage(DrawsColours, UnitImage):
         return None
 
 
-class SharedOverlay(UnitImage):
-    """A :class:`UnitImage` for an RGBA uint8 overlay that many thumbnails show at once (every head of
-    a decoder view shares one causal-mask hatch): the first of them to paint turns the array into a
-    QImage with pyqtgraph's own conversion, the others reuse it, instead of converting the same
-    array once per thumbnail at every step. Any other image renders as pyqtgraph does."""
-
-    _shared: dict[int, tuple[np.ndarray, QtGui.QImage]] = {}  # id(array) -> (the array kept alive, its QImage)
+class HatchImage(pg.ImageItem):
+    """A row-major ImageItem for a mask hatch (:func:`gui.widgets.heatmap.mask_overlay`: every pixel
+    either fully transparent black or opaque), drawn as premultiplied ARGB32: for such pixels the
+    premultiplied colours are the colours themselves, and Qt draws that format scaled without
+    converting it at every paint as it does RGBA8888. Other images are drawn as pyqtgraph draws them."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self._source: np.ndarray | None = None
-
-    def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
-        self._source = image if isinstance(image, np.ndarray) else None
-        return super().setImage(image, autoLevels, **kargs)
+        super().__init__(axisOrder="row-major")
 
     def render(self) -> None:
-        src = self._source
-        if (src is None or src.dtype != np.uint8 or src.ndim != 3 or src.shape[2] != 4 or self.lut is not None
-                or self.levels is not None or self.image is None or self.image.shape != src.shape):
+        qimage = hatch_qimage(self.image) if self.lut is None and self.levels is None else None
+        if qimage is None:
             return super().render()
-        hit = self._shared.get(id(src))
-        if hit is None or hit[0] is not src:
-            if len(self._shared) >= 16:  # a few masks at a time: keep the cache small
-                self._shared.clear()
-            qimage = functions_qimage.try_make_qimage(src, levels=None, lut=None)
-            if qimage is None:
-                return super().render()
-            hit = self._shared[id(src)] = (src, qimage)  # the array stays alive while its QImage is used
-        self.qimage = hit[1]
+        self.qimage = qimage
         self._renderRequired = False
         self._unrenderable = False
         return None

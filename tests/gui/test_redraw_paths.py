@@ -10,6 +10,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_spec import Cell
+from gui.widgets.downsample import max_pool
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import LUT_POINTS, Heatmap
 from gui.widgets.mask_panel import MaskView, OpaqueImage, mask_rgba
@@ -69,6 +70,35 @@ def test_grid_thumbnails_are_rgb32_and_fill_their_views(qtbot):
                 x = grid.mapFromScene(QtCore.QPointF(rect.left() + (c + 0.5) * rect.width() / 4, 0)).x()
                 y = grid.mapFromScene(QtCore.QPointF(0, rect.top() + (r + 0.5) * rect.height() / 3)).y()
                 np.testing.assert_array_equal(shot[int(y * ratio), int(x * ratio), :3], colours[r, c, :3])
+
+
+def test_pooled_grid_checks_nan_and_shared_masks_per_cell(qtbot):
+    """Heads pooled as one stack and sharing one mask: a head with a NaN is shown with 0 there
+    (never NaN on screen), the others keep their pooled maxima; every head of the shared mask gets
+    its hatch, and a head whose pooled mask masks nothing gets none."""
+    grid = HeadGrid(pg.colormap.get("viridis"))
+    qtbot.addWidget(grid)
+    grid.resize(300, 200)
+    grid.show()
+    rng = np.random.default_rng(11)
+    rows, cols = 6, 400  # more keys than a thumbnail has pixels: pooled
+    mats = [rng.random((rows, cols)).astype(np.float32) for _ in range(4)]
+    mats[2][1, 5] = np.nan
+    causal = np.triu(np.ones((rows, cols), dtype=bool), 1)
+    open_mask = np.zeros((rows, cols), dtype=bool)
+    cells = [Cell(f"L1 H{i + 1}", m, causal if i < 3 else open_mask, (0, i)) for i, m in enumerate(mats)]
+    grid.set_cells(cells, 2)
+    qtbot.waitUntil(lambda: grid.views[0].width() > 20)
+    grid.set_cells(cells, 2)  # now laid out: pooled to the thumbnails' pixels
+    shown = [im.image.image for im in grid.images]
+    assert shown[0].shape[1] < cols
+    assert all(np.isfinite(s).all() for s in shown)
+    pooled_nan = max_pool(mats[2], *shown[2].shape)
+    assert np.isnan(pooled_nan).sum() == 1  # the NaN survives pooling: the grid must catch it
+    np.testing.assert_array_equal(shown[2], np.nan_to_num(pooled_nan, nan=0.0))
+    np.testing.assert_array_equal(shown[0], max_pool(mats[0], *shown[0].shape))
+    assert [im.hatch is not None for im in grid.images] == [True, True, True, False]
+    assert grid.images[0].hatch is grid.images[1].hatch  # one hatch array for the shared mask
 
 
 def test_opaque_image_draws_mask_colours_exactly(qapp):

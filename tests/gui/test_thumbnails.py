@@ -13,12 +13,16 @@ from gui.widgets.heatmap import LUT_POINTS
 from gui.widgets.thumbnails import ThumbnailImage, colour_stack, colour_thumbnails
 
 
+def rgba_of(image: QtGui.QImage) -> np.ndarray:
+    q = image.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
+    h, w = q.height(), q.width()
+    return np.frombuffer(q.constBits(), np.uint8).reshape(h, q.bytesPerLine())[:, : w * 4].reshape(h, w, 4).copy()
+
+
 def pixels(item: pg.ImageItem) -> np.ndarray:
     """``[rows, cols, 4]`` RGBA of the item's rendered QImage (rendering it first)."""
     item.render()
-    q = item.qimage.convertToFormat(QtGui.QImage.Format.Format_RGBA8888)
-    h, w = q.height(), q.width()
-    return np.frombuffer(q.constBits(), np.uint8).reshape(h, q.bytesPerLine())[:, : w * 4].reshape(h, w, 4).copy()
+    return rgba_of(item.qimage)
 
 
 def plain(image: np.ndarray, levels, lut) -> np.ndarray:
@@ -121,24 +125,92 @@ def test_grid_thumbnails_show_what_pyqtgraph_would(qtbot):
             np.testing.assert_array_equal(pixels(item), plain(item.image, tuple(item.levels), item.lut))
 
 
-def test_shared_overlays_draw_pyqtgraphs_pixels_from_one_conversion(qapp):
-    """Thumbnails showing one hatch array convert it to a QImage once and draw exactly what
+def test_thumbnails_share_one_hatch_conversion_with_pyqtgraphs_pixels(qapp):
+    """Thumbnails showing one hatch array convert it to a QImage once, with exactly the pixels
     pyqtgraph draws for it; a new array (the next step's mask) is converted again."""
     from gui.widgets.heatmap import mask_overlay
-    from gui.widgets.thumbnails import SharedOverlay
+    from gui.widgets.thumbnails import shared_hatch
 
     mask = np.triu(np.ones((6, 6), dtype=bool), 1)  # a causal mask: True = masked
     pattern = mask_overlay(mask, (30, 30))
-    items = [SharedOverlay() for _ in range(3)]
-    for it in items:
-        it.setImage(pattern, autoLevels=False)
     reference = pg.ImageItem(axisOrder="row-major")
     reference.setImage(pattern, autoLevels=False)
-    for it in items:
-        np.testing.assert_array_equal(pixels(it), pixels(reference))
-    assert items[0].qimage is items[1].qimage is items[2].qimage  # one conversion for all
+    q = shared_hatch(pattern)
+    np.testing.assert_array_equal(rgba_of(q), pixels(reference))
+    assert shared_hatch(pattern) is q  # one conversion for every thumbnail
     grown = mask_overlay(np.triu(np.ones((7, 7), dtype=bool), 1), (30, 30))
-    items[0].setImage(grown, autoLevels=False)
     reference.setImage(grown, autoLevels=False)
-    np.testing.assert_array_equal(pixels(items[0]), pixels(reference))
-    assert items[0].qimage is not items[1].qimage
+    assert shared_hatch(grown) is not q
+    np.testing.assert_array_equal(rgba_of(shared_hatch(grown)), pixels(reference))
+
+
+def test_thumbnail_draws_its_hatch_over_its_colours(qapp):
+    """A thumbnail with a hatch paints pyqtgraph's map and, over it, pyqtgraph's hatch: the pixels of
+    two pyqtgraph items (map, then overlay) drawn into the same square."""
+    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.thumbnails import UNIT
+
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    m = np.random.default_rng(4).random((6, 6)).astype(np.float32)
+    hatch = mask_overlay(np.triu(np.ones((6, 6), dtype=bool), 1), (24, 24))
+    item = ThumbnailImage()
+    item.setLookupTable(lut)
+    item.setImage(m, levels=(0.0, 1.0), autoLevels=False)
+    item.set_hatch(hatch)
+    reference = [pg.ImageItem(axisOrder="row-major"), pg.ImageItem(axisOrder="row-major")]
+    reference[0].setLookupTable(lut)
+    reference[0].setImage(m, levels=(0.0, 1.0), autoLevels=False)
+    reference[1].setImage(hatch, autoLevels=False)
+
+    def drawn(paint) -> np.ndarray:
+        out = QtGui.QImage(24, 24, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        out.fill(0xFFFFFFFF)
+        p = QtGui.QPainter(out)
+        p.scale(24, 24)
+        paint(p)
+        p.end()
+        return rgba_of(out)
+
+    def plain_paint(p):
+        for r in reference:
+            r.render()
+            p.drawImage(UNIT, r.qimage)
+
+    ours = drawn(lambda p: item.paint(p, None, None))
+    np.testing.assert_array_equal(ours, drawn(plain_paint))
+    assert (ours[..., :3] == (120, 120, 120)).all(axis=-1).any()  # hatch stripes are drawn
+    item.set_hatch(None)
+    assert not (drawn(lambda p: item.paint(p, None, None))[..., :3] == (120, 120, 120)).all(axis=-1).any()
+
+
+def test_hatch_image_draws_pyqtgraphs_pixels_premultiplied(qapp):
+    """The enlarged map's hatch is drawn as premultiplied ARGB32 with exactly pyqtgraph's pixels;
+    an RGBA image with partial alpha (not a hatch) is left to pyqtgraph."""
+    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.thumbnails import HatchImage
+
+    mask = np.zeros((5, 7), dtype=bool)
+    mask[:, 4:] = True  # padded keys
+    pattern = mask_overlay(mask)
+    item, reference = HatchImage(), pg.ImageItem(axisOrder="row-major")
+    for it in (item, reference):
+        it.setImage(pattern, autoLevels=False)
+    np.testing.assert_array_equal(pixels(item), pixels(reference))
+    assert item.qimage.format() == QtGui.QImage.Format.Format_ARGB32_Premultiplied
+    half = pattern.copy()
+    half[0, 0] = (10, 20, 30, 128)
+    item.setImage(half, autoLevels=False)
+    reference.setImage(half, autoLevels=False)
+    np.testing.assert_array_equal(pixels(item), pixels(reference))
+    assert item.qimage.format() != QtGui.QImage.Format.Format_ARGB32_Premultiplied
+
+
+def test_bgra_of_swaps_red_and_blue_only(qapp):
+    from gui.widgets.thumbnails import bgra_of, hatch_words, rgba_words
+
+    img = np.random.default_rng(2).integers(0, 256, (3, 5, 4), dtype=np.uint8)
+    np.testing.assert_array_equal(bgra_of(rgba_words(img)), img[..., [2, 1, 0, 3]])
+    assert rgba_words(img[..., :3]) is None and hatch_words(img) is None
+    img[..., 3] = 255
+    img[0, 0] = 0
+    assert hatch_words(img) is not None
