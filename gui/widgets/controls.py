@@ -6,6 +6,7 @@ from PySide6 import QtCore, QtWidgets
 
 from core.defaults import MAX_BEAM
 from core.device import cuda_unavailable_reason
+from gui.widgets.fence import fenced
 
 BUSY_NAMES = {"translate": "the translation", "ablate": "the ablation", "compare": "the comparison"}
 
@@ -128,7 +129,7 @@ class StepControls(QtWidgets.QWidget):
                   self.end_button):
             row.addWidget(w)
         row.addWidget(self.slider, 1)
-        row.addWidget(self.label)
+        row.addWidget(fenced(self.label))  # "step k / n" changes at every step: no re-layout unless its size does
         self.held = False
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self._tick)

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.device import cpu_bf16_native
 from gui.state.view_data import KIND_TITLES, KINDS
 from gui.widgets.controls import InputPanel, StepControls
+from gui.widgets.fence import fenced
 from gui.widgets.fonts import WrappedLabel, scrolling
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import COLORMAPS, Heatmap
@@ -66,7 +67,7 @@ def build_widgets(win) -> None:
     win.translation_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
     win.controls = StepControls()
     outer.addWidget(win.inputs)
-    outer.addWidget(win.translation_label)
+    outer.addWidget(fenced(win.translation_label, hints=False))  # new text every step: no window re-layout for it
     outer.addWidget(win.controls)
     win.top_dock = _dock(win, "Input and steps", "input", top)
     win.top_dock.setFeatures(QtWidgets.QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)  # always there
