@@ -33,6 +33,9 @@ class LayoutFence(QtWidgets.QWidget):
         self.passed = 0
         self.held = 0
         self._sync()
+        fitted = getattr(child, "fitted", None)  # WrappedLabel: its new minimum height, at once (not posted)
+        if isinstance(fitted, QtCore.SignalInstance):
+            fitted.connect(self._sync)
 
     def _child_min(self) -> QtCore.QSize:
         """The least size a layout gives the child: its explicit minimum, else its minimum hint."""

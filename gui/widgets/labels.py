@@ -314,12 +314,22 @@ def wrap_title(label: pg.LabelItem, width: float) -> None:
     cannot push the colour bar out of view or the window past its size."""
     label.updateMin = lambda: _update_min_height_only(label)  # also on the label's own resizes
     item = label.item
-    item.setTextWidth(-1)
-    if item.boundingRect().width() > width:
-        item.setTextWidth(max(width, 60.0))
+    text = (label.text, repr(sorted(label.opts.items())), item.font().key())
+    natural = getattr(label, "_natural", None)  # (text, its unwrapped width): measured once per text
+    if natural is None or natural[0] != text:
+        item.setTextWidth(-1)
+        natural = label._natural = (text, item.boundingRect().width())
+    target = -1.0 if natural[1] <= width else max(width, 60.0)
+    # A map's plot area changes width at every step (its axis labels do) and the title mostly still
+    # fits: nothing to do then. (PlotItem.setTitle sets the row and maximum height to 30: checked.)
+    done = getattr(label, "_wrapped", None)
+    if done is not None and done[:2] == (text, target) and item.textWidth() == target and label.maximumHeight() == done[2]:
+        return
+    item.setTextWidth(target)
     label.updateMin()
     label.setMinimumWidth(0)
     height = item.boundingRect().height() if label.text else 0
+    label._wrapped = (text, target, height)
     label.setMaximumHeight(height)  # pyqtgraph fixes the title row at 30 px: too small for large fonts
     plot = label.parentItem()
     if isinstance(plot, pg.PlotItem):

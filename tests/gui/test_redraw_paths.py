@@ -178,3 +178,33 @@ def test_per_step_views_paint_their_background_directly(qtbot, make):
     plot = view.plot if isinstance(view, Heatmap) else getattr(view, "getPlotItem", lambda: None)()
     if plot is not None:
         assert not any(plot.getAxis(side).autoSIPrefix for side in ("left", "bottom", "right", "top"))
+
+
+def test_wrap_title_measures_once_and_recovers_from_set_title(qtbot):
+    """A title that fits is measured once per text (a plot area that changes width every step costs
+    nothing); a long one wraps to the width; setTitle's fixed 30 px row is replaced again."""
+    from gui.widgets.labels import wrap_title
+
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    plot = widget.addPlot()
+    plot.setTitle("short title", size="10pt")
+    label = plot.titleLabel
+    wrap_title(label, 400)
+    one_line = label.maximumHeight()
+    assert label.item.textWidth() == -1 and 0 < one_line != 30
+    calls = []
+    real = label.item.setTextWidth
+    label.item.setTextWidth = lambda w: (calls.append(w), real(w))
+    for width in (390, 380, 370):
+        wrap_title(label, width)
+    assert calls == []  # still fits: nothing laid out again
+    label.item.setTextWidth = real
+    plot.setTitle("short title", size="10pt")  # pyqtgraph: row and maximum height 30
+    assert label.maximumHeight() == 30
+    wrap_title(label, 400)
+    assert label.maximumHeight() == one_line
+    plot.setTitle("a much longer title that cannot fit in the narrow plot area at all", size="10pt")
+    wrap_title(label, 120)
+    assert label.item.textWidth() == 120 and label.maximumHeight() > 2 * one_line
+    assert label.item.boundingRect().width() <= 121
