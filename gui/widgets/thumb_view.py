@@ -28,9 +28,12 @@ class ThumbView(QtWidgets.QGraphicsWidget):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
         self.border: QtGui.QPen | None = None
         self._background: QtGui.QColor | None = None
-        self.content = QtWidgets.QGraphicsRectItem(QtCore.QRectF(0, 0, 1, 1), self)  # [0, 1]² → [0, w] × [0, h]
+        # [0, 1]² → [0, w] × [0, h]; it also paints the background (in C++: no Python paint call per
+        # thumbnail and step), under the items added to it
+        self.content = QtWidgets.QGraphicsRectItem(QtCore.QRectF(0, 0, 1, 1), self)
         self.content.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
         self.content.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        self.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)  # draws nothing itself
         self.frame = QtWidgets.QGraphicsRectItem(self)  # the border, over the items
         self.frame.setZValue(1)
         self.frame.setBrush(QtGui.QBrush(QtCore.Qt.BrushStyle.NoBrush))
@@ -58,7 +61,8 @@ class ThumbView(QtWidgets.QGraphicsWidget):
     def setBackgroundColor(self, color) -> None:  # noqa: N802 (pg.ViewBox naming)
         """Fill the cell with ``color`` (anything :func:`pyqtgraph.mkColor` takes) under its items."""
         self._background = pg.mkColor(color)
-        self.update()
+        self.content.setBrush(QtGui.QBrush(self._background))
+        self.content.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, False)
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
         super().resizeEvent(ev)
@@ -66,6 +70,3 @@ class ThumbView(QtWidgets.QGraphicsWidget):
         self.content.setTransform(QtGui.QTransform.fromScale(max(w, 1e-6), max(h, 1e-6)))
         self.frame.setRect(QtCore.QRectF(0, 0, w, h))
 
-    def paint(self, painter: QtGui.QPainter, *args) -> None:
-        if self._background is not None:
-            painter.fillRect(self.rect(), self._background)

@@ -208,3 +208,20 @@ def test_wrap_title_measures_once_and_recovers_from_set_title(qtbot):
     wrap_title(label, 120)
     assert label.item.textWidth() == 120 and label.maximumHeight() > 2 * one_line
     assert label.item.boundingRect().width() <= 121
+
+
+def test_thumb_view_background_is_painted_without_a_python_paint(qapp):
+    from gui.widgets.thumb_view import ThumbView
+
+    scene = QtWidgets.QGraphicsScene()
+    view = ThumbView()
+    scene.addItem(view)
+    view.resize(40, 20)
+    view.setBackgroundColor((235, 235, 235))
+    assert view.flags() & QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents
+    out = QtGui.QImage(40, 20, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    out.fill(0xFFFFFFFF)
+    p = QtGui.QPainter(out)
+    scene.render(p, QtCore.QRectF(0, 0, 40, 20), QtCore.QRectF(0, 0, 40, 20))
+    p.end()
+    assert (rgba_of(out)[..., :3] == 235).all()

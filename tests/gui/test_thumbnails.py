@@ -214,3 +214,35 @@ def test_bgra_of_swaps_red_and_blue_only(qapp):
     img[..., 3] = 255
     img[0, 0] = 0
     assert hatch_words(img) is not None
+
+
+@pytest.mark.parametrize("size", [(23, 17), (61, 40), (7, 5), (140, 33)])
+def test_thumbnails_drawn_from_one_shared_image_equal_their_own(qapp, size):
+    """Coloured as one stack, each thumbnail is painted from its rows of one shared RGB32 image:
+    at any scale the pixels equal those of painting its own image (no bleeding from its neighbours)."""
+    from gui.widgets.thumbnails import UNIT
+
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    rng = np.random.default_rng(size[0])
+    items = []
+    for _ in range(3):
+        it = ThumbnailImage()
+        it.setLookupTable(lut)
+        it.setImage(rng.random((5, 7)).astype(np.float32), levels=(0.0, 1.0), autoLevels=False)
+        items.append(it)
+    colour_thumbnails(items)
+    assert all(it._sheet is not None and it._sheet[0] is items[0]._sheet[0] for it in items)
+
+    def drawn(paint) -> np.ndarray:
+        out = QtGui.QImage(*size, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        out.fill(0xFFFFFFFF)
+        p = QtGui.QPainter(out)
+        p.scale(*size)
+        paint(p)
+        p.end()
+        return rgba_of(out)
+
+    for it in items:
+        shared = drawn(lambda p, it=it: it.paint(p, None, None))
+        it.render()  # its own image, as an export makes it
+        np.testing.assert_array_equal(shared, drawn(lambda p, it=it: p.drawImage(UNIT, it.qimage)))
