@@ -344,6 +344,8 @@ Definitions:
   take turns within a round); `redraw_ms` is the sum of the three. `redraw_ms_<kind>_quiet`, for
   information, is the lowest of the five round medians (on this shared VM two runs of the same code a
   minute apart gave 29.7 and 41.0 ms for the decoder; rounds a few seconds apart see less of that swing).
+  `python -m bench.redraw_count` counts the instructions of the same steps under valgrind's callgrind
+  instead (needs valgrind): a measure of the redraw's work that such swings do not move (repeats within 0.1%).
 - `first_translation_s`: from starting `python -m gui.app --text … --screenshot` to its "saved" line: process
   start, imports, window, model load, translation, render and PNG written (the first translation on screen),
   median of 5 starts; `first_translation_min_s`: the fastest of them, the goal's "quiet machine" (this machine
