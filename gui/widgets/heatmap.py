@@ -139,7 +139,10 @@ class MatrixImage:
             self._placed = {}
             return
         rect = _UNIT_RECT if unit else QtCore.QRectF(0, 0, cols, rows)
-        self.image.setImage(matrix, levels=levels, autoLevels=False)
+        if unit and hasattr(self.image, "set_map"):  # a thumbnail: the short path
+            self.image.set_map(matrix, levels)
+        else:
+            self.image.setImage(matrix, levels=levels, autoLevels=False)
         self._place(self.image, rect, (rows, cols))
         if mask is not None and (mask.any() if masked is None else masked):
             self._show_hatch(overlay if overlay is not None else mask_overlay(mask), rect)

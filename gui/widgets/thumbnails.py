@@ -240,6 +240,22 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self._drop_colours()
         super().setImage(image, autoLevels, **kargs)
 
+    def set_map(self, image: np.ndarray, levels: tuple[float, float]) -> None:
+        """``setImage(image, levels=levels, autoLevels=False)`` for a 2-D float map ``[rows, cols]``,
+        without pyqtgraph's option handling (the grid sets 48 maps per decoder step): the image, new
+        levels only when they changed, and a repaint. The first image goes through :meth:`setImage`."""
+        if self.image is None or self._xp is not np or image.ndim != 2:
+            self.setImage(image, levels=levels, autoLevels=False)
+            return
+        self._drop_colours()
+        self.image = image.view()
+        self._imageHasNans = None
+        self._imageNanLocations = None
+        if self.levels is None or len(self.levels) != 2 or (float(self.levels[0]), float(self.levels[1])) != tuple(levels):
+            UnitImage.setLevels(self, levels, update=False)
+        self._renderRequired = True
+        self.update()
+
     def setLevels(self, levels, update=True):  # noqa: N802
         if self.levels is None or not fn.eq(levels, self.levels):
             self._drop_colours()

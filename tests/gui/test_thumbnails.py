@@ -246,3 +246,22 @@ def test_thumbnails_drawn_from_one_shared_image_equal_their_own(qapp, size):
         shared = drawn(lambda p, it=it: it.paint(p, None, None))
         it.render()  # its own image, as an export makes it
         np.testing.assert_array_equal(shared, drawn(lambda p, it=it: p.drawImage(UNIT, it.qimage)))
+
+
+def test_set_map_shows_what_set_image_shows(qapp):
+    """The grid's short path: each new map and each change of levels is drawn exactly as pyqtgraph
+    draws that map at those levels, and colours handed for the previous map are dropped."""
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
+    rng = np.random.default_rng(9)
+    item = ThumbnailImage()
+    item.setLookupTable(lut)
+    for rows, levels in [(3, (0.0, 1.0)), (4, (0.0, 1.0)), (4, (0.2, 0.6)), (5, (0.2, 0.6)), (5, (0.0, 1.0))]:
+        m = rng.random((rows, 6)).astype(np.float32)
+        item.set_map(m, levels)
+        np.testing.assert_array_equal(item.image, m)
+        assert tuple(float(x) for x in item.levels) == levels
+        np.testing.assert_array_equal(pixels(item), plain(m, levels, lut))
+        colour_thumbnails([item])  # colours for this map ...
+        assert item._colours is not None
+    item.set_map(rng.random((5, 6)).astype(np.float32), (0.0, 1.0))
+    assert item._colours is None and item._sheet is None  # ... never shown for the next one
