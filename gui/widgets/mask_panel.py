@@ -32,6 +32,9 @@ def mask_rgba(image: np.ndarray) -> np.ndarray:
     return np.take(_MASK_WORDS, big).view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
 
 
+_UNIT = QtCore.QRectF(0, 0, 1, 1)  # a mask view's range: the image fills it whatever the mask's shape
+
+
 class OpaqueImage(DrawsColours, pg.ImageItem):
     """An ImageItem for an opaque RGBA uint8 image ``[rows, cols, 4]`` (alpha 255 everywhere, as
     :func:`mask_rgba` makes), drawn as RGB32: Qt scales that about three times faster than the
@@ -47,7 +50,8 @@ class OpaqueImage(DrawsColours, pg.ImageItem):
 
 class MaskView(pg.PlotWidget):
     """One mask image with token ticks. ``mask``: bool ``[rows, cols]`` (True = masked);
-    ``present``: bool, False where the key was not computed yet."""
+    ``present``: bool, False where the key was not computed yet. The view's range is ``[0, 1]²``
+    whatever the shape: cell (r, c) covers ``[c / cols, (c + 1) / cols] × [r / rows, (r + 1) / rows]``."""
 
     MIN_LINES = 4.5  # minimum height in text lines (title, cells, tick labels): scroll, never collapse
 
@@ -69,6 +73,10 @@ class MaskView(pg.PlotWidget):
         self.set_font(self.font)
         for name in ("left", "bottom"):
             self.hideAxis(name)  # nothing meaningful before the first result
+        # The view always spans [0, 1]²: the image is scaled into it and a token's tick sits at its
+        # cell's centre, (i + 0.5) / n. A range that followed the mask's shape changed at every step
+        # (T grows) and cost pyqtgraph's range bookkeeping and signals each time.
+        self.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)
 
     def set_font(self, font: QtGui.QFont) -> None:
         self.font = QtGui.QFont(font)
@@ -107,11 +115,9 @@ class MaskView(pg.PlotWidget):
             self.image.clear()
         else:
             self.image.setImage(mask_rgba(img), autoLevels=False)
-            self.image.setRect(QtCore.QRectF(0, 0, cols, rows))
-        self.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(row_tokens)]])
-        self.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(col_tokens)]])
-        self.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
-        self.getPlotItem().getViewBox().updateMatrix()  # now, not while painting (that paints it twice)
+            self.image.setRect(_UNIT)
+        self.getAxis("left").setTicks([[((i + 0.5) / max(rows, 1), t) for i, t in enumerate(row_tokens)]])
+        self.getAxis("bottom").setTicks([[((j + 0.5) / max(cols, 1), t) for j, t in enumerate(col_tokens)]])
 
 
 class MaskPanel(QtWidgets.QScrollArea):

@@ -225,3 +225,28 @@ def test_thumb_view_background_is_painted_without_a_python_paint(qapp):
     scene.render(p, QtCore.QRectF(0, 0, 40, 20), QtCore.QRectF(0, 0, 40, 20))
     p.end()
     assert (rgba_of(out)[..., :3] == 235).all()
+
+
+def test_mask_view_cells_fill_the_view_and_ticks_sit_at_cell_centres(qtbot):
+    """The mask view's range stays [0, 1]² as the mask grows: its image fills the whole plot area,
+    each token's tick is at the centre of its row or column, and the pixel there has that cell's colour."""
+    view = MaskView("mask")
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    vb = view.getPlotItem().getViewBox()
+    for rows in (2, 5):
+        img = np.triu(np.ones((rows, 3), np.float32), 1)  # 1 = masked
+        view.set_mask(img, [f"r{i}" for i in range(rows)], ["x", "y", "z"])
+        qtbot.wait(10)
+        assert vb.viewRange() == [[0.0, 1.0], [0.0, 1.0]]
+        assert view.image.mapRectToView(view.image.boundingRect()) == QtCore.QRectF(0, 0, 1, 1)
+        assert [p for p, _ in view.getAxis("left").tokens()] == [(i + 0.5) / rows for i in range(rows)]
+        shot = rgba_of(view.grab().toImage())
+        ratio = view.devicePixelRatioF()
+        for r in range(rows):
+            for c in range(3):
+                centre = view.mapFromScene(vb.mapViewToScene(QtCore.QPointF((c + 0.5) / 3, (r + 0.5) / rows)))
+                pixel = shot[int(centre.y() * ratio), int(centre.x() * ratio), :3]
+                want = mask_rgba(img)[r * (mask_rgba(img).shape[0] // rows) + 1, c * (mask_rgba(img).shape[1] // 3) + 1, :3]
+                assert (np.abs(pixel.astype(int) - want) <= 40).all(), (rows, r, c, pixel, want)
