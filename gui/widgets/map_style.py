@@ -3,6 +3,8 @@ Present mode (one place, so every view draws a mask the same way)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 
@@ -19,9 +21,13 @@ def hatch_size(rows: int, cols: int) -> int:
     return int(max(HATCH, min(24, 192 // max(rows, cols, 1))))
 
 
+@functools.lru_cache(maxsize=16)
 def hatch_stripes(rows: int, cols: int) -> np.ndarray:
     """Bool ``[rows, cols]``: True on the hatch's diagonal stripes, where ``(y + x) % HATCH == 0``
     for pixel (y, x). Summed from the two axes' residues (each ``< HATCH``), not from full index
-    grids: the sum is a stripe pixel when it is 0 or HATCH."""
+    grids: the sum is a stripe pixel when it is 0 or HATCH. Read-only, one array per shape (a
+    decoder step asks for the same few shapes again)."""
     s = (np.arange(rows) % HATCH)[:, None] + (np.arange(cols) % HATCH)[None, :]
-    return (s == 0) | (s == HATCH)
+    out = (s == 0) | (s == HATCH)
+    out.flags.writeable = False
+    return out
