@@ -7,6 +7,8 @@ full token. ``TokenAxis.drawn`` holds what was drawn, for tests.
 
 from __future__ import annotations
 
+import weakref
+
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -308,6 +310,10 @@ def _update_min_height_only(label: pg.LabelItem) -> None:
     label.updateGeometry()
 
 
+_NATURAL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # title -> (text, unwrapped width)
+_WRAPPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # title -> (text, text width, height) set last
+
+
 def wrap_title(label: pg.LabelItem, width: float) -> None:
     """Wrap a plot title to ``width`` pixels (call it with the plot area's width whenever that
     changes); the title never sets the plot's minimum width, so a long title at a large font
@@ -315,21 +321,20 @@ def wrap_title(label: pg.LabelItem, width: float) -> None:
     label.updateMin = lambda: _update_min_height_only(label)  # also on the label's own resizes
     item = label.item
     text = (label.text, repr(sorted(label.opts.items())), item.font().key())
-    natural = getattr(label, "_natural", None)  # (text, its unwrapped width): measured once per text
-    if natural is None or natural[0] != text:
+    natural, done = _NATURAL.get(label), _WRAPPED.get(label)
+    if natural is None or natural[0] != text:  # (text, its unwrapped width): measured once per text
         item.setTextWidth(-1)
-        natural = label._natural = (text, item.boundingRect().width())
+        natural = _NATURAL[label] = (text, item.boundingRect().width())
     target = -1.0 if natural[1] <= width else max(width, 60.0)
     # A map's plot area changes width at every step (its axis labels do) and the title mostly still
     # fits: nothing to do then. (PlotItem.setTitle sets the row and maximum height to 30: checked.)
-    done = getattr(label, "_wrapped", None)
     if done is not None and done[:2] == (text, target) and item.textWidth() == target and label.maximumHeight() == done[2]:
         return
     item.setTextWidth(target)
     label.updateMin()
     label.setMinimumWidth(0)
     height = item.boundingRect().height() if label.text else 0
-    label._wrapped = (text, target, height)
+    _WRAPPED[label] = (text, target, height)
     label.setMaximumHeight(height)  # pyqtgraph fixes the title row at 30 px: too small for large fonts
     plot = label.parentItem()
     if isinstance(plot, pg.PlotItem):
