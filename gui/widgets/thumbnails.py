@@ -199,12 +199,10 @@ class ThumbnailImage(DrawsColours, UnitImage):
         super().__init__()
         self._colours: np.ndarray | None = None
         self._bgra = False
-        self._sheet: tuple[QtGui.QImage, QtCore.QRectF] | None = None  # its colours inside a shared image
         self.hatch: np.ndarray | None = None  # RGBA uint8 overlay drawn over the colours, or None
 
     def _drop_colours(self) -> None:
         self._colours = None
-        self._sheet = None
 
     def set_hatch(self, hatch: np.ndarray | None) -> None:
         """Draw the RGBA uint8 overlay ``hatch [rows·h, cols·h, 4]`` (:func:`gui.widgets.heatmap.mask_overlay`)
@@ -214,27 +212,20 @@ class ThumbnailImage(DrawsColours, UnitImage):
             self.update()
 
     def paint(self, painter, *args) -> None:
-        if self._sheet is not None and self.image is not None:  # colours handed in one image for many maps
-            painter.drawImage(UNIT, *self._sheet)
-        else:
-            super().paint(painter, *args)
+        super().paint(painter, *args)
         if self.hatch is not None and self.image is not None and not self._unrenderable:
             qimage = shared_hatch(self.hatch)
             if qimage is not None:
                 painter.drawImage(UNIT, qimage)
 
-    def set_colours(self, rgba: np.ndarray, bgra: bool = False,
-                    sheet: tuple[QtGui.QImage, QtCore.QRectF] | None = None) -> None:
+    def set_colours(self, rgba: np.ndarray, bgra: bool = False) -> None:
         """``rgba [rows, cols, 4]`` uint8: the colours of the image just set (its shape); with
         ``bgra`` in B, G, R, A order and opaque (alpha 255 everywhere; drawn as RGB32, which Qt
-        scales about three times faster than RGBA8888). ``sheet``: (a QImage holding these colours,
-        the rect they fill in it), drawn instead of converting ``rgba`` to a QImage of its own
-        (:func:`colour_thumbnails` makes one image for a whole stack). Raises ValueError for another shape."""
+        scales about three times faster than RGBA8888). Raises ValueError for another shape."""
         if self.image is None or rgba.shape[:2] != self.image.shape[:2]:
             raise ValueError("colours must have the shape of the image just set")
         self._colours = rgba
         self._bgra = bgra
-        self._sheet = sheet
 
     def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
         self._drop_colours()
@@ -325,9 +316,5 @@ def colour_thumbnails(items: list[ThumbnailImage]) -> None:
         lut = group[0].lut
         opaque = opaque_table(lut)
         colours = colour_stack(np.stack([it.image for it in group]), levels, lut, bgra=opaque)
-        n, rows, cols = colours.shape[:3]
-        sheet = None
-        if opaque:  # the whole stack as one RGB32 image, map i in rows [i·rows, (i + 1)·rows)
-            sheet = fn.ndarray_to_qimage(colours.reshape(n * rows, cols, 4), QtGui.QImage.Format.Format_RGB32)
-        for i, (it, c) in enumerate(zip(group, colours)):
-            it.set_colours(c, bgra=opaque, sheet=None if sheet is None else (sheet, QtCore.QRectF(0, i * rows, cols, rows)))
+        for it, c in zip(group, colours):
+            it.set_colours(c, bgra=opaque)

@@ -216,38 +216,6 @@ def test_bgra_of_swaps_red_and_blue_only(qapp):
     assert hatch_words(img) is not None
 
 
-@pytest.mark.parametrize("size", [(23, 17), (61, 40), (7, 5), (140, 33)])
-def test_thumbnails_drawn_from_one_shared_image_equal_their_own(qapp, size):
-    """Coloured as one stack, each thumbnail is painted from its rows of one shared RGB32 image:
-    at any scale the pixels equal those of painting its own image (no bleeding from its neighbours)."""
-    from gui.widgets.thumbnails import UNIT
-
-    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
-    rng = np.random.default_rng(size[0])
-    items = []
-    for _ in range(3):
-        it = ThumbnailImage()
-        it.setLookupTable(lut)
-        it.setImage(rng.random((5, 7)).astype(np.float32), levels=(0.0, 1.0), autoLevels=False)
-        items.append(it)
-    colour_thumbnails(items)
-    assert all(it._sheet is not None and it._sheet[0] is items[0]._sheet[0] for it in items)
-
-    def drawn(paint) -> np.ndarray:
-        out = QtGui.QImage(*size, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-        out.fill(0xFFFFFFFF)
-        p = QtGui.QPainter(out)
-        p.scale(*size)
-        paint(p)
-        p.end()
-        return rgba_of(out)
-
-    for it in items:
-        shared = drawn(lambda p, it=it: it.paint(p, None, None))
-        it.render()  # its own image, as an export makes it
-        np.testing.assert_array_equal(shared, drawn(lambda p, it=it: p.drawImage(UNIT, it.qimage)))
-
-
 def test_set_map_shows_what_set_image_shows(qapp):
     """The grid's short path: each new map and each change of levels is drawn exactly as pyqtgraph
     draws that map at those levels, and colours handed for the previous map are dropped."""
@@ -264,4 +232,29 @@ def test_set_map_shows_what_set_image_shows(qapp):
         colour_thumbnails([item])  # colours for this map ...
         assert item._colours is not None
     item.set_map(rng.random((5, 6)).astype(np.float32), (0.0, 1.0))
-    assert item._colours is None and item._sheet is None  # ... never shown for the next one
+    assert item._colours is None  # ... never shown for the next one
+
+
+def test_raster_svg_of_the_grid_embeds_each_map_at_its_own_size(qtbot):
+    """The grid's raster SVG (the vector export's fallback) holds one image per map, of that map's
+    size (Qt's SVG writer embeds a drawn image whole, so a map drawn from a larger image would
+    carry all of it)."""
+    import base64
+    import re
+
+    from gui.export.svg import svg_document
+
+    grid = HeadGrid(pg.colormap.get("viridis"))
+    qtbot.addWidget(grid)
+    grid.resize(800, 600)
+    grid.show()
+    rng = np.random.default_rng(0)
+    cells = [Cell(f"L{i // 8 + 1} H{i % 8 + 1}", rng.random((9, 9)).astype(np.float32), None, (i // 8, i % 8))
+             for i in range(48)]
+    grid.set_cells(cells, 8)
+    qtbot.waitUntil(lambda: grid.views[0].width() > 20)
+    grid.set_cells(cells, 8)
+    svg, _ = svg_document(grid, vector=False)
+    sizes = {QtGui.QImage.fromData(base64.b64decode(b)).size().toTuple()
+             for b in re.findall(r'xlink:href="data:image/png;base64,([^"]+)"', svg)}
+    assert sizes == {(9, 9)}
