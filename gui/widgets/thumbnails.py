@@ -201,9 +201,6 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self._bgra = False
         self.hatch: np.ndarray | None = None  # RGBA uint8 overlay drawn over the colours, or None
 
-    def _drop_colours(self) -> None:
-        self._colours = None
-
     def set_hatch(self, hatch: np.ndarray | None) -> None:
         """Draw the RGBA uint8 overlay ``hatch [rows·h, cols·h, 4]`` (:func:`gui.widgets.heatmap.mask_overlay`)
         over the map, stretched to the same square; None: no hatch."""
@@ -228,7 +225,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self._bgra = bgra
 
     def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
-        self._drop_colours()
+        self._colours = None
         super().setImage(image, autoLevels, **kargs)
 
     def set_map(self, image: np.ndarray, levels: tuple[float, float]) -> None:
@@ -238,7 +235,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
         if self.image is None or self._xp is not np or image.ndim != 2:
             self.setImage(image, levels=levels, autoLevels=False)
             return
-        self._drop_colours()
+        self._colours = None
         self.image = image.view()
         self._imageHasNans = None
         self._imageNanLocations = None
@@ -249,11 +246,11 @@ class ThumbnailImage(DrawsColours, UnitImage):
 
     def setLevels(self, levels, update=True):  # noqa: N802
         if self.levels is None or not fn.eq(levels, self.levels):
-            self._drop_colours()
+            self._colours = None
         super().setLevels(levels, update)
 
     def setLookupTable(self, lut, update=True):  # noqa: N802
-        self._drop_colours()
+        self._colours = None
         super().setLookupTable(lut, update)
 
     def render(self) -> None:
