@@ -238,9 +238,8 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.keys = [c.key for c in cells]
         self.cells, self.n_cols = list(cells), n_cols
         self._targets = tuple(self._pixels(v) for v in self.views)
-        overlay_cache: dict[tuple, np.ndarray] = {}  # cells of a view share one mask: pool and hatch it once
+        hatches: dict[tuple, np.ndarray | None] = {}  # per shared (pooled) mask: its hatch, or None
         pooled_masks: dict[tuple, np.ndarray] = {}
-        masks_any: dict[tuple, bool] = {}  # one shared mask is checked once, not once per head
         labels = self.cell_labels
         self.pooled = []
         most = (1, 1)
@@ -260,16 +259,12 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 most = max(most, (-(-r0 // max(matrix.shape[0], 1)), -(-c0 // max(matrix.shape[1], 1))))
             self.pooled.append(matrix.shape)
             overlay = None
-            key = (id(cell.mask), None if mask is None else mask.shape, px_rows, px_cols)
-            masked = False
-            if mask is not None:
-                masked = masks_any.get(key)
-                if masked is None:
-                    masked = masks_any[key] = bool(mask.any())
-            if masked:
-                overlay = overlay_cache.get(key)
-                if overlay is None:
-                    overlay = overlay_cache[key] = mask_overlay(mask, (px_rows, px_cols))
+            if mask is not None:  # cells of a view share one mask: check, pool and hatch it once (None: masks nothing)
+                key = (id(cell.mask), mask.shape, px_rows, px_cols)
+                if key not in hatches:
+                    hatches[key] = mask_overlay(mask, (px_rows, px_cols)) if mask.any() else None
+                overlay = hatches[key]
+            masked = overlay is not None
             im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True,
                    finite=ok, masked=masked)
             chosen = cell.key == self.selected
