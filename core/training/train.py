@@ -26,6 +26,7 @@ from core.evaluation.validation import valid_chrf
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
 from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, tidy, trim_log
+from core.training.schedule import learning_rate, noam_lr  # noqa: F401  (noam_lr re-exported)
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.vocab import run_tokenizers
@@ -74,6 +75,7 @@ class TrainOptions:
     max_minutes: float = 0.0
     warmup: int = 1000
     lr_scale: float = 1.0
+    cooldown: int = 0
     label_smoothing: float = 0.1
     clip: float = 1.0
     seed: int = 1
@@ -97,7 +99,9 @@ class TrainOptions:
 PRECISIONS = ("fp32", "bf16")
 # Options a resumed run may change: the budget and where it runs. Any other option given with
 # --resume must equal the saved value (re-running the original command is a resume).
-RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout", "keep"})
+# A cool-down may be added when resuming: it only changes the rate of the updates still to come.
+RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout", "keep",
+                               "cooldown"})
 
 
 def resume_options(saved: dict, given: dict) -> dict:
@@ -112,12 +116,6 @@ def resume_options(saved: dict, given: dict) -> dict:
     if changed:
         raise ValueError("--resume continues the saved run; these options cannot change: " + "; ".join(changed))
     return {**saved, **given}
-
-
-def noam_lr(step: int, d_model: int, warmup: int, scale: float) -> float:
-    """lrate = scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) (paper Eq. 3)."""
-    step = max(step, 1)
-    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
 def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float) -> torch.Tensor:
@@ -322,7 +320,7 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
             src, tgt = (t.to(device) for t in collate(examples, mine, c.pad_id))
             pos += 1
             step += 1
-            lr = noam_lr(step, c.d_model, opts.warmup, opts.lr_scale)
+            lr = learning_rate(step, c.d_model, opts.warmup, opts.lr_scale, opts.max_steps, opts.cooldown)
             for g in opt.param_groups:
                 g["lr"] = lr
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp):
@@ -429,6 +427,9 @@ def add_arguments(p) -> None:
     for name in ("dropout", "max_minutes", "lr_scale", "label_smoothing", "clip", "attention_dropout",
                  "activation_dropout"):
         p.add_argument("--" + name.replace("_", "-"), type=float, default=None, help=f"default {getattr(d, name)}")
+    p.add_argument("--cooldown", type=int, default=None,
+                   help="over the last N updates before --max-steps the learning rate falls linearly to 0 (default 0: "
+                        "no cool-down); may be added with --resume to finish a run")
     p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None)
     p.add_argument("--precision", choices=list(PRECISIONS), default=None,

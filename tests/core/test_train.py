@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -99,3 +100,36 @@ def test_a_run_stopped_between_its_two_tokenizer_files_trains_them_again(tmp_pat
     src2, tgt2 = _tokenizers(opts, out, pairs)
     assert {n: (out / n).read_text(encoding="utf-8") for n in written} == written  # the same files again
     assert tgt2.encode("I am a student.").ids == tgt.encode("I am a student.").ids
+
+
+def test_cooldown_falls_linearly_to_zero_at_max_steps():
+    from core.training.schedule import learning_rate
+
+    base = [noam_lr(s, 256, 100, 0.5) for s in range(1, 101)]
+    got = [learning_rate(s, 256, 100, 0.5, max_steps=100, cooldown=20) for s in range(1, 101)]
+    assert got[:80] == base[:80]  # untouched before the last 20 updates
+    for s in range(81, 101):
+        assert abs(got[s - 1] - base[s - 1] * (100 - s) / 20) < 1e-15
+    assert got[-1] == 0.0 and got[-2] > 0.0
+    assert [learning_rate(s, 256, 100, 0.5, max_steps=100) for s in range(1, 101)] == base
+    with pytest.raises(ValueError, match="cooldown"):
+        learning_rate(5, 256, 100, 0.5, max_steps=100, cooldown=-1)
+
+
+def test_a_cooldown_added_on_resume_ends_with_a_zero_rate_update(tmp_path):
+    """--resume may add a cool-down (it changes only the updates still to come): the last update
+    has rate 0, so Adam leaves every weight exactly where the update before left it."""
+    out = tmp_path / "run"
+    train(options(out, 6))
+    seen = {}
+
+    def keep(step, model):
+        seen[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    train(TrainOptions(train=[], valid=[], out=str(out)), resume=True,
+          overrides={"max_steps": 9, "cooldown": 3}, on_step=keep)
+    assert sorted(seen) == [7, 8, 9]
+    for k, v in seen[9].items():
+        assert torch.equal(v, seen[8][k]), k
+    assert any(not torch.equal(v, seen[7][k]) for k, v in seen[8].items())  # step 8 still moved (rate 1/3)
+    assert json.loads((out / "options.json").read_text())["cooldown"] == 3
