@@ -669,5 +669,6 @@ def test_beam_note_gives_each_hypothesis_its_log_p():
     note = result_note(VM(), None)
     for text, lp in zip([t for t, _, _ in r.hypotheses[:3]], r.hypothesis_logprobs[:3]):
         assert f"{text!r}" in note and f"(log P {lp:.2f})" in note
-    assert repr("I'm eating apological apples now.") in note and "(log P -4.39)" in note  # the slide's greedy output and its log P
+    # the slide's greedy output and its log P
+    assert repr("I'm eating apological apples now.") in note and "(log P -4.39)" in note
     assert [round(x, 6) for x in r.hypothesis_logprobs] == [h["logprob"] for h in r.to_json()["hypotheses"]]
