@@ -26,7 +26,7 @@ from core.evaluation.validation import valid_chrf
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
 from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, tidy, trim_log
-from core.training.schedule import learning_rate, noam_lr  # noqa: F401  (noam_lr re-exported)
+from core.training.schedule import learning_rate
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.vocab import run_tokenizers

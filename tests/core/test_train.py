@@ -11,7 +11,8 @@ from safetensors.torch import load_file
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.training.data import DataSpec, make_batches
-from core.training.train import TrainOptions, noam_lr, train, training_summary
+from core.training.schedule import learning_rate, noam_lr
+from core.training.train import TrainOptions, train, training_summary
 from tests.support import FIXTURES
 
 
@@ -103,8 +104,6 @@ def test_a_run_stopped_between_its_two_tokenizer_files_trains_them_again(tmp_pat
 
 
 def test_cooldown_falls_linearly_to_zero_at_max_steps():
-    from core.training.schedule import learning_rate
-
     base = [noam_lr(s, 256, 100, 0.5) for s in range(1, 101)]
     got = [learning_rate(s, 256, 100, 0.5, max_steps=100, cooldown=20) for s in range(1, 101)]
     assert got[:80] == base[:80]  # untouched before the last 20 updates
