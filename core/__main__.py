@@ -150,7 +150,7 @@ def _check(args) -> int:
 def _average(args) -> int:
     from core.training.average import average_checkpoints
 
-    out = average_checkpoints(args.checkpoints, args.out)
+    out = average_checkpoints(args.checkpoints, args.out, force=args.force)
     print(f"averaged {len(args.checkpoints)} checkpoints into {out}")
     if args.run:
         from core.training.train import training_summary
@@ -166,7 +166,7 @@ def _import_marian(args) -> int:
 
     src = Path(args.source)  # a folder ("." included) or a hub id "owner/name": the model is named after its last part
     out = Path(args.out) if args.out else user_models_dir() / (src.resolve().name if src.exists() else src.name)
-    path = import_marian(args.source, out)
+    path = import_marian(args.source, out, force=args.force)
     if not args.out:
         print(f"imported as your model {path.name!r} ({path}): open it with --checkpoint {path.name}")
     return 0
@@ -230,12 +230,16 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("checkpoints", nargs="+")
     a.add_argument("--out", required=True)
     a.add_argument("--run", default=None, help="training run directory: also write training.json")
+    a.add_argument("--force", action="store_true",
+                   help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)")
 
     m = sub.add_parser("import-marian", help="convert a Hugging Face Marian (OPUS-MT) model into a checkpoint")
     m.add_argument("source", help="a save_pretrained folder, or a hub id such as Helsinki-NLP/opus-mt-ko-en")
     m.add_argument("--out", default=None,
-                   help="new checkpoint folder (must not exist); default: your model folder, named after SOURCE "
-                        f"({user_models_dir()})")
+                   help="new checkpoint folder (must not exist or be empty); default: your model folder, named after "
+                        f"SOURCE ({user_models_dir()})")
+    m.add_argument("--force", action="store_true",
+                   help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)")
 
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
     return parser

@@ -13,6 +13,8 @@ bidi controls) draw nothing but would reach the tokenizer as ``[UNK]`` and derai
 from __future__ import annotations
 
 import json
+import os
+import stat
 import unicodedata
 from pathlib import Path
 
@@ -63,18 +65,39 @@ def read_aligned(first: str | Path, second: str | Path) -> tuple[list[str], list
     return a, b
 
 
-def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES):
-    """Parse a UTF-8 JSON file, refusing before reading one larger than ``max_bytes`` and turning
-    a nesting too deep for the parser into a ValueError.
+def check_regular_file(path: str | Path, max_bytes: int, inside: str | Path | None = None) -> int:
+    """Refuse, before anything is opened, a file that a checkpoint folder names but that could hang
+    or flood a reader: a FIFO, a device (``/dev/zero``), a directory, a file larger than
+    ``max_bytes``, or (with ``inside``) a path that resolves outside the folder ``inside``
+    (an absolute path, ``..``, a symlink pointing elsewhere). Returns the size in bytes.
 
     Raises:
-        OSError: unreadable. ValueError: too large, not UTF-8, invalid JSON or nested too deeply
-            (the message names the file).
+        FileNotFoundError: no such file. ValueError: any of the above (the message names the file).
     """
     path = Path(path)
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ValueError(f"{path}: {size:,} bytes, more than a JSON file of a checkpoint can be ({max_bytes:,})")
+    if inside is not None:
+        root = Path(inside).resolve()
+        if not path.resolve().is_relative_to(root):
+            raise ValueError(f"{path}: outside the checkpoint folder {root}; a checkpoint may name only its own files")
+    st = os.stat(path)  # follows symlinks: what would be read
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{path}: not a regular file (a FIFO, device or folder is never read)")
+    if st.st_size > max_bytes:
+        raise ValueError(f"{path}: {st.st_size:,} bytes, more than such a file can be ({max_bytes:,})")
+    return st.st_size
+
+
+def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES, inside: str | Path | None = None):
+    """Parse a UTF-8 JSON file, refusing before reading one that is not a regular file or is larger
+    than ``max_bytes`` (:func:`check_regular_file`, also for ``inside``), and turning a nesting too
+    deep for the parser into a ValueError.
+
+    Raises:
+        OSError: unreadable. ValueError: not a regular file, outside ``inside``, too large, not
+            UTF-8, invalid JSON or nested too deeply (the message names the file).
+    """
+    path = Path(path)
+    check_regular_file(path, max_bytes, inside)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -85,4 +108,4 @@ def read_json(path: str | Path, max_bytes: int = MAX_JSON_BYTES):
         raise ValueError(f"{path}: JSON nested too deeply") from None
 
 
-__all__ = ["clean_text", "read_aligned", "read_json", "read_lines", "split_lines"]
+__all__ = ["check_regular_file", "clean_text", "read_aligned", "read_json", "read_lines", "split_lines"]

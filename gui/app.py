@@ -77,13 +77,13 @@ def check_layer_head(view: str, layer: int, head: int, config) -> None:
 
 def _config_of(path: str):
     """The checkpoint's ModelConfig (config.json only), or None when it cannot be read (the
-    load that follows reports why)."""
-    import json
-
+    load that follows reports why). Read through the same bounded reader as every checkpoint load
+    (:func:`core.textio.read_json`): a FIFO, a huge or a deeply nested config is refused, never read."""
+    from core.textio import read_json
     from core.transformer.config import ModelConfig
 
     try:
-        return ModelConfig.from_dict(json.loads((Path(path) / "config.json").read_text(encoding="utf-8")))
+        return ModelConfig.from_dict(read_json(Path(path) / "config.json", inside=path))
     except (OSError, ValueError):
         return None
 

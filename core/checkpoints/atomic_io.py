@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,25 @@ from pathlib import Path
 MANIFEST = "manifest.json"
 PARTIAL = ".partial-"
 OLD = ".old-"
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def as_os_error(exc: BaseException) -> OSError | None:
+    """``exc`` as an :class:`OSError` when it reports one, else None. The writers a save calls raise
+    their own types for a full disk: safetensors a ``SafetensorError`` ("I/O error: No space left on
+    device (os error 28)"), tokenizers a plain ``Exception`` with the same words; the callers of
+    :func:`atomic_dir` (training saves, ``average``, ``import-marian``) handle ``OSError`` alone."""
+    if isinstance(exc, OSError):
+        return exc
+    if not isinstance(exc, Exception):
+        return None
+    found = _OS_ERROR.search(str(exc))
+    if found is None:
+        return None
+    code = int(found.group(1))
+    return OSError(code, f"{os.strerror(code)} ({type(exc).__name__}: {str(exc).splitlines()[0][:160]})")
 
 
 def fsync_path(path: Path) -> None:
@@ -38,14 +58,25 @@ def fsync_path(path: Path) -> None:
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) in one rename, after an fsync of the new content."""
+    """Replace ``path`` with ``text`` (UTF-8) in one rename, after an fsync of the new content.
+
+    Raises:
+        OSError: the write failed (a full disk); the message names ``path``, which is unchanged.
+    """
     path = Path(path)
     tmp = path.with_name(path.name + PARTIAL + str(os.getpid()))
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file beside ``path``
+        raise OSError(exc.errno, f"could not write {path} ({exc.strerror or exc})") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_path(path.parent)
 
 
@@ -129,7 +160,9 @@ def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``dest``; when the block ends without an error, write
     the manifest, fsync every file, and move the folder to ``dest`` (replacing an existing one).
     On an error (a full disk: ``OSError(ENOSPC)``) the temporary folder is removed, ``dest`` is left
-    as it was, and the error propagates.
+    as it was, and the error propagates; a library's own error type that reports an OS error
+    (safetensors' ``SafetensorError``, tokenizers' ``Exception`` on a full disk) propagates as that
+    :class:`OSError` (:func:`as_os_error`), so one ``except OSError`` handles every writer.
 
     Replacing an existing ``dest`` takes two renames (``dest`` → ``.dest.old-PID``, new → ``dest``);
     a crash between them leaves the old folder under its ``.old-`` name, which :func:`recover`
@@ -156,10 +189,13 @@ def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
         fsync_path(dest.parent)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        converted = as_os_error(exc)
+        if converted is not None and converted is not exc:
+            raise converted from exc
         raise
 
 
-__all__ = ["MANIFEST", "atomic_dir", "fsync_path", "recover", "sweep_stale", "verify_manifest", "write_manifest",
+__all__ = ["MANIFEST", "as_os_error", "atomic_dir", "fsync_path", "recover", "sweep_stale", "verify_manifest", "write_manifest",
            "write_text_atomic"]

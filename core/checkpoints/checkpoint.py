@@ -25,7 +25,7 @@ from core.checkpoints.atomic_io import atomic_dir
 from core.checkpoints.precision import check_precision, column_major_linears, convert_model
 from core.device import resolve_device
 from core.errors import CheckpointError
-from core.textio import read_json
+from core.textio import MAX_JSON_BYTES, check_regular_file, read_json
 from core.tokenizers.bpe import TextTokenizer
 from core.tokenizers.files import load_tokenizer
 from core.transformer.config import ModelConfig
@@ -33,6 +33,7 @@ from core.transformer.model import Transformer
 
 CONFIG = "config.json"
 WEIGHTS = "model.safetensors"
+WEIGHTS_MAX_BYTES = 16 << 30  # read through mmap; ModelConfig.validate bounds the shapes it may hold
 SRC_TOKENIZER = "tokenizer_src.json"
 TGT_TOKENIZER = "tokenizer_tgt.json"
 CARD = "README.md"
@@ -136,6 +137,8 @@ def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer
     vocab_size = config.src_vocab_size if side == "src" else config.tgt_vocab_size
     try:
         tok = load_tokenizer(file)
+    except ValueError as exc:  # ours: names the file it refused (a descriptor's model, a FIFO, too large)
+        raise CheckpointError((str(exc).splitlines() or [str(file)])[0][:400]) from None
     except Exception as exc:  # tokenizers raises plain Exception on bad JSON
         raise CheckpointError(f"{file}: not a valid tokenizer ({_first_line(exc)})") from None
     if tok.vocab_size != vocab_size:
@@ -234,8 +237,12 @@ def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress |
             f"(remove it, or convert the weights to {WEIGHTS})"
         )
     for name in REQUIRED:
-        if not (path / name).is_file():
+        if not (path / name).exists():
             raise CheckpointError(f"{path / name}: missing (a checkpoint needs {', '.join(REQUIRED)})")
+        try:  # a FIFO or device would hang or flood the reader; a symlink may not lead out of the folder
+            check_regular_file(path / name, WEIGHTS_MAX_BYTES if name == WEIGHTS else MAX_JSON_BYTES, inside=path)
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(str(exc)) from None
     report = progress or (lambda message, fraction: None)
     report("reading config and tokenizers", 0.0)
     config = _read_config(path)

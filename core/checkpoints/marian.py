@@ -26,6 +26,7 @@ import torch
 from core.checkpoints.atomic_io import atomic_dir, sweep_stale
 from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
 from core.checkpoints.marian_weights import convert_state_dict, read_marian_weights
+from core.checkpoints.output_folder import claim_output
 from core.errors import CheckpointError
 from core.textio import read_json
 from core.tokenizers.spm import SentencePieceTokenizer
@@ -166,19 +167,23 @@ def _card(source: str, config: ModelConfig, n_params: int, learned: bool) -> str
     )
 
 
-def import_marian(source: str, out: str | Path, log: Callable[[str], None] = print) -> Path:
+def import_marian(source: str, out: str | Path, log: Callable[[str], None] = print, force: bool = False) -> Path:
     """Convert the Marian model at ``source`` (folder or hub id) into a checkpoint folder ``out``.
 
     Returns the checkpoint path; the result is verified by loading it with
     :func:`core.checkpoints.checkpoint.load_checkpoint`.
     Raises:
         MarianImportError: bad source (not Marian, missing spm file, vocabulary/embedding
-            mismatch, pickled code in pytorch_model.bin, …) or ``out`` already exists.
-            Nothing is left at ``out`` then.
+            mismatch, pickled code in pytorch_model.bin, …) or ``out`` may not be written: it
+            exists and is not empty (with ``force``: it is not a checkpoint folder), or it is the
+            source or holds it (:func:`core.checkpoints.output_folder.claim_output`).
+            Nothing is changed at ``out`` then.
     """
     out = Path(out)
-    if out.exists():
-        raise MarianImportError(f"{out}: already exists (choose a new --out folder)")
+    try:
+        claim_output(out, force, (source,) if Path(source).exists() else ())
+    except CheckpointError as exc:
+        raise MarianImportError(str(exc)) from None
     src = resolve_source(source, log)
     hf = _read_json(src / "config.json")
     config = marian_config(hf, src)

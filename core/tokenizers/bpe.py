@@ -54,7 +54,8 @@ class TextTokenizer:
     """A BPE tokenizer for one language, wrapping ``tokenizers.Tokenizer``.
 
     Our special tokens have fixed ids: ``[PAD]`` 0, ``[BOS]`` 1, ``[EOS]`` 2, ``[UNK]`` 3.
-    ``encode`` adds no special tokens; the model code adds BOS/EOS where they belong.
+    ``encode`` adds no special tokens and never produces one from typed text (``"[EOS]"`` typed is
+    four ordinary pieces); the model code adds BOS/EOS where they belong.
 
     The tokenizer interface (shared with
     :class:`core.tokenizers.spm.SentencePieceTokenizer`): ``encode``, ``decode``,
@@ -68,6 +69,10 @@ class TextTokenizer:
         for i, tok in enumerate(SPECIAL_TOKENS):
             if tokenizer.token_to_id(tok) != i:
                 raise ValueError(f"special token {tok} must have id {i}")
+        # User text is text: a typed "[PAD]" or "[EOS]" is cut into ordinary pieces ("[", "P", ...),
+        # never matched to the control id (which would mask the word as padding or end the
+        # sentence). Special tokens enter only by id, where the model code places them.
+        tokenizer.encode_special_tokens = True
         self.pad_id, self.bos_id, self.eos_id, self.unk_id = 0, 1, 2, 3
 
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.textio import MAX_JSON_BYTES, read_json
+from core.textio import MAX_JSON_BYTES, check_regular_file, read_json
 from core.tokenizers.bpe import TextTokenizer
 from core.tokenizers.spm import SentencePieceTokenizer
 
@@ -18,21 +18,20 @@ def load_tokenizer(path: str | Path):
     (:class:`core.tokenizers.spm.SentencePieceTokenizer`).
 
     Raises:
-        ValueError: bad descriptor, missing file, or ``sentencepiece`` not installed.
+        ValueError: bad descriptor, missing file, not a regular file (a FIFO or device is never
+            opened), larger than a tokenizer can be, or ``sentencepiece`` not installed.
         Exception: anything ``tokenizers`` raises for a bad JSON.
     """
     path = Path(path)
     try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0  # missing or unreadable: reported below
+        size = check_regular_file(path, MAX_JSON_BYTES)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: missing") from None
     if DESCRIPTOR_MAX_BYTES < size <= MAX_JSON_BYTES:  # too large for a descriptor: a tokenizers JSON,
         return TextTokenizer.from_file(path)  # parsed once, by ``tokenizers`` (not twice: 0.1 s saved at start-up)
     try:
         head = read_json(path)
     except ValueError:
-        if path.is_file() and path.stat().st_size > MAX_JSON_BYTES:
-            raise
         head = None  # let ``tokenizers`` report what is wrong with it
     if isinstance(head, dict) and head.get("type") == "sentencepiece":
         return SentencePieceTokenizer.from_file(path)

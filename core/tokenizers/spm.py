@@ -25,10 +25,30 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from core.textio import clean_text
+from core.textio import check_regular_file, clean_text, read_json
 from core.tokenizers.bpe import EOS, PAD, UNK, Encoding
 
 WORD = "▁"  # SentencePiece's word-start mark, the same as in our BPE labels
+MODEL_MAX_BYTES = 64 << 20  # a .spm model (OPUS-MT: under 1 MB) or a vocab.json (a few MB)
+DESCRIPTOR_MAX_BYTES = 64 << 10  # a descriptor names its files: a few hundred bytes
+
+
+def _named_file(descriptor: Path, name: str, key: str) -> Path:
+    """The file ``name`` that a descriptor names, confined to the descriptor's folder: a plain file
+    name (no folder part, not absolute), a regular file (never a FIFO or device that would hang or
+    flood the reader) of at most :data:`MODEL_MAX_BYTES`. A checkpoint folder is untrusted input.
+
+    Raises:
+        ValueError: any of the above, naming the descriptor, the key and the file.
+    """
+    if Path(name).name != name or name in ("", ".", ".."):
+        raise ValueError(f"{descriptor}: {key!r} must be a file name inside the checkpoint folder, got {name!r}")
+    file = descriptor.parent / name
+    try:
+        check_regular_file(file, MODEL_MAX_BYTES, inside=descriptor.parent)
+    except FileNotFoundError:
+        raise ValueError(f"{file}: missing ({key!r} of {descriptor.name})") from None
+    return file
 
 
 def _load_spm(path: Path):
@@ -93,14 +113,17 @@ class SentencePieceTokenizer:
     def from_file(cls, path: str | Path) -> SentencePieceTokenizer:
         """Load from a descriptor JSON (see the module docstring). Raises ValueError or OSError."""
         path = Path(path)
-        desc = json.loads(path.read_text(encoding="utf-8"))
+        desc = read_json(path, DESCRIPTOR_MAX_BYTES)
+        if not isinstance(desc, dict):
+            raise ValueError(f"{path}: a descriptor must be a JSON object")
         for key in ("model", "vocab"):
             if not isinstance(desc.get(key), str):
                 raise ValueError(f"{path}: descriptor lacks {key!r}")
-        vocab_file = path.parent / desc["vocab"]
+        model_file = _named_file(path, desc["model"], "model")
+        vocab_file = _named_file(path, desc["vocab"], "vocab")
         try:
-            vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            vocab = read_json(vocab_file, MODEL_MAX_BYTES)
+        except (OSError, ValueError) as exc:
             raise ValueError(f"{vocab_file}: not a readable vocabulary ({exc})") from None
         if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
             raise ValueError(f"{vocab_file}: must map pieces to integer ids")
@@ -108,8 +131,10 @@ class SentencePieceTokenizer:
         if decode_model is not None and not isinstance(decode_model, str):
             raise ValueError(f"{path}: 'decode_model' must be a file name")
         specials = {k: desc[k] for k in ("pad_token", "eos_token", "unk_token") if k in desc}
-        return cls(path.parent / desc["model"], vocab, **specials,
-                   decode_model_file=None if decode_model is None else path.parent / decode_model)
+        if not all(isinstance(v, str) for v in specials.values()):
+            raise ValueError(f"{path}: special tokens must be strings")
+        return cls(model_file, vocab, **specials,
+                   decode_model_file=None if decode_model is None else _named_file(path, decode_model, "decode_model"))
 
     def save(self, path: str | Path) -> None:
         """Write the descriptor to ``path`` and copy the ``.spm`` model(s) and ``vocab.json`` next to it."""

@@ -3,7 +3,8 @@ absent, and resume from the newest complete save.
 
 Layout::
 
-    OUT/.lock             held (flock) by the process that trains; a second run on OUT is refused
+    OUT/.lock             the pid of the process that trains, which holds a flock on OUT itself;
+                          a second run on OUT is refused
     OUT/options.json      the run's options (replaced atomically)
     OUT/step_N/           one complete save: config, weights, tokenizers, card, train_state.*,
                           manifest.json (sizes and SHA-256 of every file, written last)
@@ -24,6 +25,7 @@ import shutil
 from pathlib import Path
 
 from core.checkpoints.atomic_io import recover, verify_manifest, write_text_atomic
+from core.errors import StudioError
 
 log = logging.getLogger("core.training.train")
 
@@ -33,12 +35,16 @@ except ImportError:  # Windows: no lock (documented)
     fcntl = None
 
 
-class RunLockedError(RuntimeError):
-    """Another process is training into the same run folder."""
+class RunLockedError(StudioError, RuntimeError):
+    """Another process is training into the same run folder (the CLI prints it as one line, exit 2)."""
 
 
 class RunLock:
-    """Exclusive lock on ``OUT/.lock`` for the life of a training process.
+    """Exclusive lock on the run folder ``OUT`` for the life of a training process.
+
+    The lock is an OS lock (``flock``) on the folder itself, so it cannot be bypassed by moving or
+    deleting a file inside it; the OS drops it when the process dies (``kill -9`` included).
+    ``OUT/.lock`` only records the holder's pid, for the message a second writer gets.
 
     Raises:
         RunLockedError: another live process holds it (the message names its pid).
@@ -49,17 +55,28 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> RunLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        if fcntl is not None:
+        if fcntl is None:  # Windows: no lock (documented)
+            return self
+        fd = os.open(self.path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                other = self.path.read_text(encoding="utf-8", errors="replace").strip()[:32] or "?"
             except OSError:
-                other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-                os.close(fd)
-                raise RunLockedError(f"{self.path.parent}: another training run (pid {other}) is writing this folder; "
-                                     "wait for it or choose another --out") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+                other = "?"
+            raise RunLockedError(f"{self.path.parent}: another training run (pid {other}) is writing this folder; "
+                                 "wait for it or choose another --out") from None
+        try:  # the pid, for the message a second writer gets (the lock itself is the flock above)
+            pid_fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(pid_fd, str(os.getpid()).encode())
+            finally:
+                os.close(pid_fd)
+        except OSError as exc:
+            os.close(fd)
+            raise OSError(exc.errno, f"could not write {self.path} ({exc.strerror or exc})") from exc
         self._fd = fd
         return self
 

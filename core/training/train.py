@@ -25,7 +25,7 @@ from core.device import cpu_bf16_native, cpu_capability
 from core.evaluation.validation import valid_chrf
 from core.training import distributed as dist_util
 from core.training.data import DataSpec, collate, encode_pairs, make_batches, read_parallel
-from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, tidy, trim_log
+from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, step_dirs, tidy, trim_log
 from core.training.schedule import learning_rate
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
@@ -205,11 +205,27 @@ def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = Non
             lock.release()
 
 
+def _save_failed(out: Path, target: Path, exc: OSError) -> OSError:
+    """The one-line error for a save that could not be written: what failed and the newest complete
+    save, which a later ``--resume`` continues from."""
+    newest = newest_complete_save(out)
+    return OSError(exc.errno, f"could not write {target} ({exc.strerror or exc}); earlier saves are intact, "
+                              f"newest complete: {newest[0] if newest else 'none'}")
+
+
 def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict | None,
                   on_step: Callable[[int, Transformer], None] | None) -> Path:
+    if resume and not (out / "options.json").is_file():
+        given = overrides or {}
+        if has_saves(out) or not (given.get("train") and given.get("valid")):
+            raise ValueError(f"{out}: no options.json, nothing to resume (a run stopped before it wrote one starts "
+                             "again with its original command, with or without --resume)")
+        # killed before options.json was written: nothing was trained yet, so the original
+        # command given with --resume starts the run as it would have started
+        log.warning("%s: no options.json (the run stopped before its first write): starting it with the options given",
+                    out)
+        opts, resume = TrainOptions(**{**given, "out": str(out)}), False
     if resume:
-        if not (out / "options.json").is_file():
-            raise ValueError(f"{out}: no options.json, nothing to resume")
         opts = TrainOptions(**resume_options(json.loads((out / "options.json").read_text()), overrides or {}))
     elif has_saves(out):
         raise ValueError(f"{out} already holds a run's saves: continue it with --resume, or choose a new --out")
@@ -262,6 +278,8 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
         meta = load_train_state(state_dir, opt, device, ctx)
         if ctx.is_main:
             trim_log(out, meta["step"])
+            if step_dirs(out) and step_dirs(out)[-1] == weights_dir:
+                prune(out, opts.keep)  # a run killed during its last prune kept one save too many
         log.info("resumed from %s: step %d (epoch %d, batch %d)", weights_dir, meta["step"], meta["epoch"],
                  meta["batch_in_epoch"])
         if meta["step"] >= opts.max_steps:
@@ -306,9 +324,7 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
                 save_train_state(tmp, opt, meta, rng)
         except OSError as exc:  # a full disk: one clear error; the earlier saves are untouched
             bar.close()
-            newest = newest_complete_save(out)
-            raise OSError(exc.errno, f"could not write {target} ({exc.strerror or exc}); earlier saves are intact, "
-                                     f"newest complete: {newest[0] if newest else 'none'}") from exc
+            raise _save_failed(out, target, exc) from exc
         last_save = target
         prune(out, opts.keep)
 
@@ -358,15 +374,24 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
                     if chrf_sources:
                         entry["valid_chrf"] = valid_chrf(model, src_tok, tgt_tok, chrf_sources, chrf_refs)
                         if entry["valid_chrf"] > meta.get("best_chrf", -1.0):
-                            meta["best_chrf"], meta["best_step"] = entry["valid_chrf"], step
-                            at_best = {**meta, "step": step, "wall_s": entry["wall_s"]}
+                            at_best = {**meta, "best_chrf": entry["valid_chrf"], "best_step": step, "step": step,
+                                       "wall_s": entry["wall_s"]}
                             card = model_card(opts, counts, valid_counts, at_best, model)
-                            save_checkpoint(out / "best", model, src_tok, tgt_tok, card)
+                            try:
+                                save_checkpoint(out / "best", model, src_tok, tgt_tok, card)
+                            except OSError as exc:  # a full disk: the previous best/ stays whole
+                                bar.close()
+                                raise _save_failed(out, out / "best", exc) from exc
+                            meta["best_chrf"], meta["best_step"] = entry["valid_chrf"], step
                     meta["history"].append(entry)
                     log.info("step %d train %.3f valid_nll %.3f valid_chrf %s", step, last_loss, vl,
                              entry.get("valid_chrf", "-"))
-                    with open(out / "log.jsonl", "a") as f:
-                        f.write(json.dumps(entry) + "\n")
+                    try:
+                        with open(out / "log.jsonl", "a") as f:
+                            f.write(json.dumps(entry) + "\n")
+                    except OSError as exc:  # a full disk: say which file (trim_log drops a cut line on resume)
+                        bar.close()
+                        raise _save_failed(out, out / "log.jsonl", exc) from exc
             if step % opts.save_every == 0 or step >= opts.max_steps or out_of_time:
                 checkpoint()
             if step >= opts.max_steps or out_of_time:

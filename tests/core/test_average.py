@@ -1,5 +1,6 @@
 """Checkpoint averaging: the element-wise mean, written crash-safely, refused for inputs that
-cannot be averaged (different tokenizers) and for an --out that is one of the inputs."""
+cannot be averaged (different tokenizers) and for an --out that is one of the inputs
+(tests/integration/test_nothing_lost.py: an --out that holds anything else)."""
 
 from __future__ import annotations
 
@@ -51,5 +52,5 @@ def test_average_refuses_to_overwrite_an_input(two, capsys):
     before = (a / "model.safetensors").read_bytes()
     code = cli_main(["average", str(a), str(b), "--out", str(a)])
     err = capsys.readouterr().err
-    assert code == 2 and err.startswith("error: ") and "is one of the checkpoints being averaged" in err
+    assert code == 2 and err.startswith("error: ") and "is one of the input checkpoints" in err
     assert (a / "model.safetensors").read_bytes() == before
