@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from core import __version__
+from core.checkpoints.atomic_io import write_text_atomic  # stdlib only: the CLI starts light
 from core.defaults import DEFAULT_MODEL, DEFAULT_PRECISION, MAX_BEAM, PRECISIONS
 from core.errors import InputError, StudioError
 from core.locations import resolve_checkpoint, user_models_dir
@@ -143,7 +144,7 @@ def _check(args) -> int:
           f"chrF {lec['chrf_first_reference']:.2f}; copy check {cp['copied']}/{cp['total']} "
           f"({100 * cp['rate']:.0f}%) (beam {args.beam})")
     if args.json:
-        Path(args.json).write_text(json.dumps(r, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text_atomic(args.json, json.dumps(r, indent=2, ensure_ascii=False) + "\n")
     return 0
 
 
@@ -156,7 +157,7 @@ def _average(args) -> int:
         from core.training.train import training_summary
 
         summary = training_summary(args.run) | {"averaged": [Path(p).name for p in args.checkpoints]}
-        (out / "training.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(out / "training.json", json.dumps(summary, indent=2) + "\n")
         print(f"wrote {out / 'training.json'}")
     return 0
 

@@ -46,10 +46,17 @@ def read_lines(path: str | Path) -> list[str]:
     """:func:`split_lines` of a UTF-8 file.
 
     Raises:
-        FileNotFoundError: no such file. UnicodeDecodeError: the file is not UTF-8.
+        FileNotFoundError: no such file. ValueError: the file is not UTF-8 (the message names the
+            file, the byte and its line).
     """
-    with open(path, encoding="utf-8", newline="") as f:  # newline="": no universal-newline translation
-        return split_lines(f.read())
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return split_lines(data.decode("utf-8"))  # no universal-newline translation
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}: {exc.reason}); "
+                         "save it as UTF-8") from None
 
 
 def read_aligned(first: str | Path, second: str | Path) -> tuple[list[str], list[str]]:

@@ -195,6 +195,22 @@ def replay(session: DecodeSession, hyp: Hypothesis, n_forced: int = 0) -> None:
             break
 
 
+def prefix_word_notice(session: DecodeSession, n_prefix: int) -> str | None:
+    """A notice when the first token the model chose after a forced prefix continues the prefix's
+    last word instead of starting a new one (``--prefix "He"`` → "Help …"): the prefix is forced as
+    subword tokens, so its last word may grow. None when it starts a new word, is punctuation or
+    the end, or when there is no prefix."""
+    steps = session.steps
+    if not n_prefix or len(steps) <= n_prefix:
+        return None
+    nxt, last = steps[n_prefix].token, steps[n_prefix - 1].token
+    if nxt.startswith("▁") or not nxt[:1].isalnum() or not last[-1:].isalnum() or nxt.startswith("["):
+        return None
+    word = last.lstrip("▁")
+    return (f"the model continued the prefix's last word ('{word}' + '{nxt}'): a prefix is forced as subword "
+            f"tokens, not whole words, so the output does not start with the word '{word}'")
+
+
 def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
     """Target ids of a forced prefix text ([] for None). Raises InputError when it is empty."""
     if prefix is None:
@@ -260,6 +276,7 @@ def translate(ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad
         if len(forced) > n_fit:  # the budget counts after the prefix: only max_len can cut it
             result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only {n_fit} fit the "
                                                  f"model's {model.config.max_len - 1} output positions")
+        result.notice = _join(result.notice, prefix_word_notice(session, n_fit))
     check_finite(result)
     return result
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from core.checkpoints.atomic_io import write_text_atomic
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.session import greedy_batch
 from core.decoding.strategy import DecodingStrategy, as_strategy
@@ -102,4 +103,4 @@ def write_json(result: dict, path: str) -> None:
     rows = [r for r in data.get("results", []) if (r.get("src"), r.get("beam")) != (result["src"], result["beam"])]
     rows.append(result)
     data["results"] = sorted(rows, key=lambda r: (r["src"], r["beam"]))
-    p.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(p, json.dumps(data, indent=2, ensure_ascii=False) + "\n")  # a full disk names the file

@@ -56,7 +56,10 @@ def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarIte
 
 def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple[float, float]:
     """Colour levels: ``(0, 1)`` for "fixed"; for "per-map" the min and max of the cells that are
-    not masked (True = masked), widened to a non-empty interval. Raises ValueError for an unknown scale."""
+    not masked (True = masked), widened to a non-empty interval. A constant map (every visible cell
+    the same weight, e.g. a query row with one key) is widened downwards, so it is drawn in the top
+    colour, as its one value is also its maximum, never in the colour of 0.
+    Raises ValueError for an unknown scale."""
     if scale == "fixed":
         return (0.0, 1.0)
     if scale != "per-map":
@@ -68,7 +71,7 @@ def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple
     if values.size == 0:
         return (0.0, 1.0)
     lo, hi = float(values.min()), float(values.max())
-    return (lo, hi) if hi > lo else (lo, lo + 1e-6)
+    return (lo, hi) if hi > lo else (hi - 1e-6, hi)
 
 
 def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.ndarray:

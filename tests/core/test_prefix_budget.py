@@ -135,3 +135,20 @@ def test_cli_prefix_leaves_the_model_its_budget(ck, tiny_checkpoint, capsys):
     forced = [s["forced"] for s in d["steps"]]
     assert forced[: len(ids)] == [True] * len(ids) and len(forced) > len(ids) and not any(forced[len(ids):])
     assert "fit the output budget" not in out.err
+
+
+def test_a_prefix_whose_last_word_the_model_extends_says_so():
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.translate import translate
+    from tests.support import shipped
+
+    ck = load_checkpoint(shipped(), device="cpu")
+    r = translate(ck, "사과 주세요.", prefix="He")
+    assert r.translation.startswith("He")
+    first_free = r.steps[1].token  # the token after the forced "▁He"
+    if first_free.startswith("▁") or not first_free[:1].isalnum():
+        assert r.notice is None or "continued the prefix's last word" not in r.notice
+    else:  # "Help me …": the word asked for is not the word written, and the notice says so
+        assert "continued the prefix's last word ('He' + " in r.notice
+    r = translate(ck, "사과 주세요.", prefix="Please")
+    assert "continued the prefix's last word" not in (r.notice or "")

@@ -250,3 +250,19 @@ def test_mask_view_cells_fill_the_view_and_ticks_sit_at_cell_centres(qtbot):
                 pixel = shot[int(centre.y() * ratio), int(centre.x() * ratio), :3]
                 want = mask_rgba(img)[r * (mask_rgba(img).shape[0] // rows) + 1, c * (mask_rgba(img).shape[1] // 3) + 1, :3]
                 assert (np.abs(pixel.astype(int) - want) <= 40).all(), (rows, r, c, pixel, want)
+
+
+def test_a_constant_map_under_the_per_map_scale_is_drawn_in_the_top_colour(qapp):
+    from gui.widgets.heatmap import map_levels
+
+    m = np.full((3, 4), 0.25)
+    mask = np.zeros((3, 4), dtype=bool)
+    mask[:, 2:] = True  # masked cells do not count
+    m[:, 2:] = 0.0
+    lo, hi = map_levels(m, mask, "per-map")
+    assert hi == 0.25 and lo < hi
+    lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS, alpha=False)
+    colours = colour_stack(m[None, :, :2], (lo, hi), lut)[0]
+    assert (colours[..., :3] == lut[-1][:3]).all()  # the top colour, not the colour of 0
+    lo, hi = map_levels(np.array([[0.2, 0.6]]), None, "per-map")
+    assert (lo, hi) == (0.2, 0.6)
