@@ -22,6 +22,7 @@ from core.textio import split_lines
 
 def _translate(args) -> int:
     from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.confidence import LOW_CONFIDENCE_NATS
     from core.decoding.strategy import as_strategy
     from core.decoding.translate import translate
 
@@ -55,6 +56,9 @@ def _translate(args) -> int:
                 else cli_heads.add_heads(r, args, r.translation)
             if r.notice:
                 print(f"notice: {r.notice}", file=sys.stderr)
+            if r.low_confidence:
+                print(f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
+                      f"{LOW_CONFIDENCE_NATS}); check this translation", file=sys.stderr)
             if r.loss is not None and not args.json:
                 print(f"loss: {r.loss:.4f} nats/token, perplexity {r.perplexity:.2f}, causal mask "
                       f"{'on' if r.causal else 'OFF'}", file=sys.stderr)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from core.analysis.maps import AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.beam import BeamStep, Hypothesis
+from core.decoding.confidence import LOW_CONFIDENCE_NATS, NOT_KOREAN, has_hangul, is_low_confidence, mean_logprob, symbols_only
 from core.decoding.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
 from core.decoding.session import DecodeSession, Source, prepare_source
 from core.decoding.strategy import DecodingStrategy, as_strategy
@@ -82,6 +83,22 @@ class Translation:
     causal: bool = True
     beam_trace: list[list[BeamRow]] = field(default_factory=list)
     hypothesis_logprobs: list[float] = field(default_factory=list)
+    not_korean: bool = False
+    model_output: str | None = None
+
+    @property
+    def confidence(self) -> float | None:
+        """The sentence score: mean log-probability per output token, EOS included (nats; 0 is
+        certain), from the steps on screen (:mod:`core.decoding.confidence`). None in teacher
+        forcing (the reference is given, not chosen) and before any step."""
+        if self.mode == "teacher_forced" or not self.steps:
+            return None
+        return mean_logprob(sum(s.logprob for s in self.steps if s.logprob is not None), len(self.steps))
+
+    @property
+    def low_confidence(self) -> bool:
+        """True when :attr:`confidence` is below :data:`~core.decoding.confidence.LOW_CONFIDENCE_NATS`."""
+        return is_low_confidence(self.confidence)
 
     def __post_init__(self) -> None:
         if self.hypothesis_logprobs and len(self.hypothesis_logprobs) != len(self.hypotheses):
@@ -102,6 +119,10 @@ class Translation:
             "beam": self.beam,
             "reference": self.reference,
             "notice": self.notice,
+            "not_korean": self.not_korean,
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
+            "low_confidence": self.low_confidence,
+            "low_confidence_below": LOW_CONFIDENCE_NATS,
             "src_tokens": m.src_tokens,
             "tgt_tokens": m.tgt_tokens,
             "logprob": None if self.logprob is None else round(self.logprob, 6),
@@ -165,6 +186,16 @@ def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyp
         session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
         beam_trace=beam_table(trace or [], tgt_tok), hypothesis_logprobs=[h.logprob for h in hyps or []],
     )
+    if not has_hangul(session.source.text):
+        result.not_korean = True
+        result.notice = _join(result.notice, NOT_KOREAN)
+    shown = " ".join(clean_text(session.source.text).split())  # as typed, whitespace collapsed
+    if session.finished and symbols_only(shown):
+        # nothing to translate (emoji, symbols): shown unchanged; the model's own output is kept and named
+        result.model_output = result.translation
+        result.translation = shown
+        result.notice = _join(result.notice, f"only symbols: passed through unchanged (the model wrote "
+                                             f"{result.model_output!r})")
     n_unk = session.source.tokens.count("[UNK]")
     if n_unk:
         result.notice = _join(result.notice, f"{n_unk} character(s) unknown to the model are shown as [UNK]")
@@ -320,7 +351,9 @@ def reference_result(session: DecodeSession, reference: str, causal: bool = True
     return result
 
 
-def _join(notice: str, more: str) -> str:
+def _join(notice: str, more: str | None) -> str:
+    if not more:
+        return notice
     return f"{notice}; {more}" if notice else more
 
 

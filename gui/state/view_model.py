@@ -188,16 +188,41 @@ class ViewModel:
             return st.final if st.final is not None else st.result.translation
         return None
 
+    def warnings(self) -> list[str]:
+        """Short warnings about the result on screen, for the translation line and Present mode's
+        caption: input that is not Korean, and a low sentence score (once the translation is
+        complete; :mod:`core.decoding.confidence`)."""
+        r = self.result
+        if r is None:
+            return []
+        out = ["input is not Korean"] if r.not_korean else []
+        if self.full_text() is not None and r.low_confidence:
+            out.append(f"low confidence ({r.confidence:.2f} nats/token)")
+        return out
+
+    def confidence_text(self) -> str:
+        """The sentence score as shown beside a complete translation: "confidence −0.13 nats/token"
+        (mean log-probability per token), or "" while incomplete or in teacher forcing."""
+        r = self.result
+        if r is None or r.confidence is None or self.full_text() is None:
+            return ""
+        return f"confidence {r.confidence:.2f} nats/token"
+
     def translation_html(self) -> str:
-        """The translation line: grows with the steps; the full text only once produced."""
+        """The translation line: grows with the steps; the full text only once produced, with its
+        sentence score and any warning (input not Korean, low confidence) beside it."""
         if self.result is None:
             return "—"
         k = self.step
         tokens = self.tokens_at(k)
         label = "Reference (teacher forcing)" if self.teacher_forced else "Translation"
         full = self.full_text()
-        head = (f"<b>{label}:</b> {html.escape(full)}<br>" if full is not None else
-                f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span><br>")
+        extra = "".join(f" &nbsp;<span style='color:#b00000'>⚠ {html.escape(w)}</span>" for w in self.warnings())
+        score = self.confidence_text()
+        if score and not self.result.low_confidence:
+            extra += f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>"
+        head = (f"<b>{label}:</b> {html.escape(full)}{extra}<br>" if full is not None else
+                f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span>{extra}<br>")
         return (f"{head}<b>After step {k}:</b> {html.escape(self.text_at(k)) or '…'}"
                 f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>")
 

@@ -83,6 +83,11 @@ class PresentWindow(QtWidgets.QWidget):
             return
         so_far = vm.text_at() or "…"
         sentence = f"{vm.result.source.text}  →  {so_far}"
+        notes = ["⚠ " + w for w in vm.warnings()]
+        if vm.confidence_text() and not vm.result.low_confidence:  # a low score is in its warning
+            notes.append(vm.confidence_text())
+        if notes:
+            sentence += "   " + " · ".join(notes)
         if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
             self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)

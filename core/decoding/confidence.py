@@ -1,0 +1,55 @@
+"""What a translation says about itself: whether its input was Korean at all, and how sure the
+model was (the sentence score a reader can check against the step probabilities on screen).
+
+The sentence score is the mean log-probability per output token, EOS included, in nats:
+``log P(output | source) / N`` (the length-normalised score of NMT confidence estimation, e.g.
+Fomicheva et al. 2020, "Unsupervised Quality Estimation for Neural Machine Translation", the
+"Seq-Prob" / "TP" indicator). It is 0 for an output the model was certain of and falls as any
+step's chosen token had less probability. :data:`LOW_CONFIDENCE_NATS` is the threshold below
+which a translation is flagged; how it was calibrated is in docs/training.md ("Confidence").
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+#: Mean log-probability per token (nats) below which a translation is flagged "low confidence".
+LOW_CONFIDENCE_NATS = -0.9
+
+
+def has_hangul(text: str) -> bool:
+    """True when ``text`` holds at least one Hangul syllable or jamo (U+AC00–U+D7A3, U+1100–U+11FF,
+    U+3130–U+318F, U+A960–U+A97F, U+D7B0–U+D7FF)."""
+    return any("\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
+               or "\ua960" <= ch <= "\ua97f" or "\ud7b0" <= ch <= "\ud7ff" for ch in text)
+
+
+def symbols_only(text: str) -> bool:
+    """True when ``text`` has something to show but no letter and no digit: only emoji, symbols,
+    punctuation and spaces ("🙂🙂🙂", "→ ★ !!"). There is nothing to translate in it."""
+    seen = False
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat[0] in "LN":
+            return False
+        seen = seen or not ch.isspace()
+    return seen
+
+
+def mean_logprob(total: float | None, n_tokens: int) -> float | None:
+    """``total`` log P (nats) over ``n_tokens`` output tokens, or None without tokens or a total."""
+    if total is None or n_tokens <= 0:
+        return None
+    return total / n_tokens
+
+
+def is_low_confidence(score: float | None, threshold: float = LOW_CONFIDENCE_NATS) -> bool:
+    """True when the sentence score is below ``threshold`` nats per token (False without a score)."""
+    return score is not None and score < threshold
+
+
+NOT_KOREAN = ("the input has no Korean (Hangul) text: this model translates Korean to English, "
+              "so expect little sense; translated anyway")
+
+
+__all__ = ["LOW_CONFIDENCE_NATS", "NOT_KOREAN", "has_hangul", "is_low_confidence", "mean_logprob", "symbols_only"]
