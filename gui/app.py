@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
 
             toggle_present(win)
         win.translate_when_loaded = bool(args.text)
+        win.step_when_translated = args.steps if args.text else None
         win.load_checkpoint(args.checkpoint, args.device, args.precision)
         return app.exec()
     try:  # synchronous path: deterministic, no thread timing involved

@@ -11,6 +11,9 @@ per fixture file, how many outputs were judged acceptable.
     #   a reader fills column "acceptable" of runs/judge/sheet.tsv with y or n
     python docs/experiments/judge_sheet.py score runs/judge
 
+The blind evaluation set: ``--lecture tests/fixtures/blind_*.tsv`` for ``check`` and
+``--fixtures tests/fixtures/blind_*.tsv`` for ``sheet``.
+
 Acceptable means: a reader of the English alone gets the meaning of the Korean (no clause, quantity,
 place, time, negation or name lost or changed), in understandable English; small grammar slips allowed.
 """
@@ -32,8 +35,8 @@ from core.evaluation.lecture_check import load_fixture  # noqa: E402
 FIXTURES = [ROOT / "tests" / "fixtures" / "fresh_lecture.tsv", ROOT / "tests" / "fixtures" / "fresh_everyday.tsv"]
 
 
-def sheet(results: list[Path], out: Path, seed: int) -> None:
-    refs = {i.source: (p.name, i.targets) for p in FIXTURES for i in load_fixture(p)}
+def sheet(results: list[Path], out: Path, seed: int, fixtures: list[Path] = FIXTURES) -> None:
+    refs = {i.source: (p.name, i.targets) for p in fixtures for i in load_fixture(p)}
     rows: dict[tuple[str, str], list[str]] = defaultdict(list)  # (source, output) -> checkpoints
     for path in results:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -77,11 +80,13 @@ def main() -> int:
     s.add_argument("results", nargs="+", type=Path, help="check --json files, one per checkpoint")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--fixtures", nargs="+", type=Path, default=FIXTURES,
+                   help="the sentence sets judged (default the fresh lecture and everyday sets)")
     c = sub.add_parser("score")
     c.add_argument("folder", type=Path)
     args = ap.parse_args()
     if args.cmd == "sheet":
-        sheet(args.results, args.out, args.seed)
+        sheet(args.results, args.out, args.seed, args.fixtures)
     else:
         score(args.folder)
     return 0

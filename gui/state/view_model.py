@@ -217,7 +217,8 @@ class ViewModel:
         tokens = self.tokens_at(k)
         label = "Reference (teacher forcing)" if self.teacher_forced else "Translation"
         full = self.full_text()
-        extra = "".join(f" &nbsp;<span style='color:#b00000'>⚠ {html.escape(w)}</span>" for w in self.warnings())
+        # in red, without a symbol: a glyph from a fallback font (⚠) makes the line a pixel taller
+        extra = "".join(f" &nbsp;<span style='color:#b00000'><b>{html.escape(w)}</b></span>" for w in self.warnings())
         score = self.confidence_text()
         if score and not self.result.low_confidence:
             extra += f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>"

@@ -50,6 +50,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.precision = "fp32"  # View → Precision (core/checkpoints/precision.py)
         self.model_info = "no model"
         self.translate_when_loaded = False  # set by `main.py --text` to translate once the model is in
+        self.step_when_translated: int | None = None  # `main.py --steps N`: go to step N once that result is in
         self.prepare_ahead = True  # lay out every view kind's grid after a load (False: one --screenshot picture)
         self._drawn: tuple | None = None  # what the grid and enlarged map currently show
         window_layout.build_widgets(self)
@@ -229,6 +230,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return  # a newer request superseded this one
         self.live.request_answered(request_id)  # (before drawing: the controls are released)
         self.show_result(state)
+        if self.step_when_translated is not None:  # `--steps N` given with --text: show step N
+            step, self.step_when_translated = self.step_when_translated, None
+            self.live.on_position(max(0, step))
         self.inputs.auto_translate = True  # from now on pad / beam / decoding changes re-translate
         result = self.vm.result
         note = f" — {result.notice}" if result.notice else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import random
+import re
 import shutil
 
 import pytest
@@ -120,7 +121,9 @@ def test_every_place_that_shows_text_reads_as_transformers(says_source_pieces, m
         vm.set_state(live.state())
         line = vm.translation_html()
         assert f"<b>After step {k}:</b> {html.escape(hf_text(tok, ids[:k]))} " in line
-    assert f"<b>Translation:</b> {html.escape(hf_text(tok, ids))}<br>" in vm.translation_html()
+    # the whole text, then the line's end or the sentence score beside it
+    assert re.search(re.escape(f"<b>Translation:</b> {html.escape(hf_text(tok, ids))}") + "( &nbsp;<span|<br>)",
+                     vm.translation_html())
 
 
 def test_one_decode_makes_every_shown_text(says_source_pieces, monkeypatch):
