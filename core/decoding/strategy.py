@@ -1,4 +1,4 @@
-"""How an output is chosen: greedy decoding or beam search, as a named type instead of a bare beam size.
+"""How an output is chosen: greedy decoding, beam search or sampling, as a named type instead of a bare beam size.
 
 A :class:`DecodingStrategy` is a frozen value (``name``, ``beam_size``). The app, the CLI, the
 evaluation and the benchmarks pass it (or a beam size, turned into one by :func:`as_strategy`) and
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from core.decoding.beam import BeamStep, Hypothesis, beam_search
 from core.defaults import check_beam
 
-GREEDY, BEAM = "greedy", "beam"
+GREEDY, BEAM, SAMPLING = "greedy", "beam", "sampling"
 
 
 def _beam(strategy: DecodingStrategy, model, src_tok, text: str, *, alpha: float = 0.6, should_stop=None,
@@ -29,9 +29,17 @@ def _beam(strategy: DecodingStrategy, model, src_tok, text: str, *, alpha: float
                        session=session, prefix=prefix, trace=trace)
 
 
+def _sampling(strategy: DecodingStrategy, model, src_tok, text: str, **kw) -> list[Hypothesis]:
+    """One output drawn with ``strategy``'s temperature, top-k, top-p and seed
+    (:func:`core.decoding.sampling.sample_search`)."""
+    from core.decoding.sampling import sample_search
+
+    return sample_search(strategy, model, src_tok, text, **kw)
+
+
 #: name -> search ahead (None: greedy, the argmax at each step on the session's cache). The names are
 #: also :attr:`core.decoding.translate.Translation.mode`.
-STRATEGIES = {GREEDY: None, BEAM: _beam}
+STRATEGIES = {GREEDY: None, BEAM: _beam, SAMPLING: _sampling}
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,22 @@ class DecodingStrategy:
 
     name: str = GREEDY
     beam_size: int = 1
+    temperature: float = 1.0
+    sample_top_k: int = 0
+    top_p: float = 1.0
+    seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.name == SAMPLING:
+            from core.decoding.sampling import check_sampling
+
+            if self.beam_size != 1:
+                raise ValueError(f"sampling draws one output, got beam size {self.beam_size}")
+            check_sampling(self.temperature, self.sample_top_k, self.top_p)
+            if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+                raise TypeError(f"seed must be an int, got {type(self.seed).__name__}")
+        elif (self.temperature, self.sample_top_k, self.top_p, self.seed) != (1.0, 0, 1.0, 0):
+            raise ValueError(f"temperature, top-k, top-p and seed belong to sampling, not {self.name}")
         if self.name not in STRATEGIES:
             raise ValueError(f"unknown decoding strategy {self.name!r}; one of {', '.join(STRATEGIES)}")
         if not isinstance(self.beam_size, int) or isinstance(self.beam_size, bool):
@@ -76,6 +98,17 @@ class DecodingStrategy:
         return cls(BEAM, k)
 
     @classmethod
+    def sampling(cls, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0, seed: int = 0) -> DecodingStrategy:
+        """Draw each token from the model's distribution at ``temperature`` (0 = the argmax, as
+        greedy), cut to the ``top_k`` most probable (0 = no cut) and to the nucleus of mass
+        ``top_p`` (1 = no cut), with a random generator seeded by ``seed`` (same seed, same output).
+
+        Raises:
+            ValueError: a setting out of range (:func:`core.decoding.sampling.check_sampling`).
+        """
+        return cls(SAMPLING, 1, float(temperature), top_k, float(top_p), seed)
+
+    @classmethod
     def from_beam_size(cls, k: int) -> DecodingStrategy:
         """The strategy a beam size stands for: 1 -> greedy, k >= 2 -> beam of k.
 
@@ -95,9 +128,13 @@ class DecodingStrategy:
         return self.name == BEAM
 
     @property
+    def is_sampling(self) -> bool:
+        return self.name == SAMPLING
+
+    @property
     def searches_ahead(self) -> bool:
-        """True when the output is a path found by :meth:`search` (beam), False when each step
-        takes the argmax (greedy)."""
+        """True when the output is a path found by :meth:`search` (beam, sampling), False when
+        each step takes the argmax (greedy)."""
         return STRATEGIES[self.name] is not None
 
     def search(self, model, src_tok, text: str, *, alpha: float = 0.6, should_stop=None, session=None,
@@ -115,7 +152,10 @@ class DecodingStrategy:
                   trace=trace)
 
     def __str__(self) -> str:
-        """``greedy`` or ``beam 4``."""
+        """``greedy``, ``beam 4`` or ``sampling T=0.8 top-k 40 top-p 0.9 seed 1``."""
+        if self.is_sampling:
+            return (f"sampling T={self.temperature:g}" + (f" top-k {self.sample_top_k}" if self.sample_top_k else "")
+                    + (f" top-p {self.top_p:g}" if self.top_p < 1 else "") + f" seed {self.seed}")
         return self.name if self.is_greedy else f"{self.name} {self.beam_size}"
 
 
@@ -133,4 +173,4 @@ def as_strategy(beam: int | DecodingStrategy) -> DecodingStrategy:
     return DecodingStrategy.from_beam_size(check_beam(beam))
 
 
-__all__ = ["DecodingStrategy", "STRATEGIES", "GREEDY", "BEAM", "as_strategy"]
+__all__ = ["DecodingStrategy", "STRATEGIES", "GREEDY", "BEAM", "SAMPLING", "as_strategy"]

@@ -38,7 +38,7 @@ def test_constructors_give_the_named_values():
     assert DecodingStrategy.from_beam_size(2) == DecodingStrategy.beam(2) == DecodingStrategy("beam", 2)
     assert DecodingStrategy.from_beam_size(MAX_BEAM).beam_size == MAX_BEAM
     assert (str(g), str(b)) == ("greedy", "beam 4")
-    assert set(STRATEGIES) == {"greedy", "beam"} and STRATEGIES["greedy"] is None
+    assert set(STRATEGIES) == {"greedy", "beam", "sampling"} and STRATEGIES["greedy"] is None
 
 
 def test_strategy_is_frozen_and_hashable():
@@ -59,7 +59,7 @@ def test_invalid_combinations_are_errors():
         DecodingStrategy.beam(1)
     with pytest.raises(ValueError, match="greedy decoding keeps one hypothesis, got beam size 3"):
         DecodingStrategy("greedy", 3)
-    with pytest.raises(ValueError, match="unknown decoding strategy 'sample'; one of greedy, beam"):
+    with pytest.raises(ValueError, match="unknown decoding strategy 'sample'; one of greedy, beam, sampling"):
         DecodingStrategy("sample", 1)
     for bad in (2.0, True, "4"):
         with pytest.raises(TypeError, match="beam size must be an int"):
