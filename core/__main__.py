@@ -23,10 +23,9 @@ from core.textio import split_lines
 def _translate(args) -> int:
     from core.checkpoints.checkpoint import load_checkpoint
     from core.decoding.confidence import LOW_CONFIDENCE_NATS
-    from core.decoding.strategy import as_strategy
     from core.decoding.translate import translate
 
-    strategy = as_strategy(args.beam)  # before the model loads: a bad option fails at once
+    strategy = cli_strategy(args)  # before the model loads: a bad option fails at once
     _check_experiment_options(args, strategy)
     from core import cli_heads
 
@@ -70,6 +69,30 @@ def _translate(args) -> int:
             line = json.dumps({"source": text, "error": str(exc)}, ensure_ascii=False) if args.json else ""
         print(line, flush=True)
     return status
+
+
+def cli_strategy(args):
+    """The :class:`~core.decoding.strategy.DecodingStrategy` of ``--beam`` or ``--sample`` (with
+    ``--temperature``, ``--sample-top-k``, ``--top-p``, ``--seed``).
+
+    Raises:
+        InputError: a beam size out of range, ``--sample`` with ``--beam`` above 1, or a sampling
+            setting out of range (one line, exit 2).
+    """
+    from core.decoding.strategy import DecodingStrategy, as_strategy
+
+    sampling = (args.temperature, args.sample_top_k, args.top_p, args.seed)
+    if not args.sample:
+        if any(v is not None for v in sampling):
+            raise InputError("--temperature, --sample-top-k, --top-p and --seed need --sample")
+        return as_strategy(args.beam)
+    if args.beam != 1:
+        raise InputError("--sample draws one output: it cannot be combined with --beam")
+    t, k, p, seed = (d if v is None else v for v, d in zip(sampling, (1.0, 0, 1.0, 0)))
+    try:
+        return DecodingStrategy.sampling(t, k, p, seed)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _check_experiment_options(args, strategy) -> None:
@@ -197,6 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "(fp32 layers, int8 output projection, CPU only); "
                         "attention weights are float32 in every case")
     t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
+    t.add_argument("--sample", action="store_true",
+                   help="sampling: draw each token from the model's distribution (see --temperature, --sample-top-k, "
+                        "--top-p, --seed); the same seed gives the same output")
+    t.add_argument("--temperature", type=float, default=None, help="with --sample: divide the logits by T (default 1; "
+                                                                   "0 = greedy)")
+    t.add_argument("--sample-top-k", type=int, default=None,
+                   help="with --sample: draw only among the K most probable tokens (default 0 = all)")
+    t.add_argument("--top-p", type=float, default=None,
+                   help="with --sample: draw only among the most probable tokens whose mass reaches P (default 1 = all)")
+    t.add_argument("--seed", type=int, default=None, help="with --sample: the random seed (default 0)")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
     t.add_argument("--reference", default=None, help="English reference: maps from one teacher-forced pass")
     t.add_argument("--top-k", type=int, default=5)

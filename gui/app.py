@@ -218,9 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         win.inputs.pad_to.setValue(args.pad_to or 0)
         win.live.bar.batch_with.setText(args.batch_with or "")
         win.live.reference.causal_off.setChecked(args.no_causal_mask)
-        if not strategy.is_greedy:
-            win.inputs.decoding.setCurrentIndex(1)
-            win.inputs.beam.setValue(strategy.beam_size)
+        win.inputs.set_strategy(strategy)
     if args.panel in PANELS:
         headless_panels.prefill(win, args)
     elif args.panel:

@@ -11,6 +11,7 @@ from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.beam import BeamStep, Hypothesis
 from core.decoding.confidence import LOW_CONFIDENCE_NATS, NOT_KOREAN, has_hangul, is_low_confidence, mean_logprob, symbols_only
 from core.decoding.experiments import force_prefix, reference_stats, step_logprob, teacher_forced_pass
+from core.decoding.sampling import shaped_distribution
 from core.decoding.session import DecodeSession, Source, prepare_source
 from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.errors import InputError
@@ -37,6 +38,7 @@ class StepInfo:
     argmax: str | None = None
     running_loss: float | None = None
     top_ids: list[int] = field(default_factory=list)  # the ids of ``top_k``, same order
+    shaped: list[float] | None = None  # sampling: each top_k token's probability after temperature and the cut
     text: str = ""
 
 
@@ -85,6 +87,7 @@ class Translation:
     hypothesis_logprobs: list[float] = field(default_factory=list)
     not_korean: bool = False
     model_output: str | None = None
+    decoding: str = ""  # the strategy in words: "greedy", "beam 4", "sampling T=0.8 seed 1"
 
     @property
     def confidence(self) -> float | None:
@@ -118,6 +121,7 @@ class Translation:
             "mode": self.mode,
             "beam": self.beam,
             "reference": self.reference,
+            "decoding": self.decoding or self.mode,
             "notice": self.notice,
             "not_korean": self.not_korean,
             "confidence": None if self.confidence is None else round(self.confidence, 4),
@@ -148,6 +152,8 @@ class Translation:
 def _step_json(s: StepInfo, teacher_forced: bool) -> dict:
     d = {"token": s.token, "id": s.token_id, "top_k": [[t, round(p, 6)] for t, p in s.top_k],
          "logprob": None if s.logprob is None else round(s.logprob, 6), "forced": s.forced}
+    if s.shaped is not None:
+        d["top_k_sampled_from"] = [round(p, 6) for p in s.shaped]
     if teacher_forced:
         d |= {"ref_logprob": d["logprob"], "argmax": s.argmax, "running_loss": round(s.running_loss, 6)}
     return d
@@ -179,12 +185,17 @@ def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyp
     strategy = beam if isinstance(beam, DecodingStrategy) else DecodingStrategy.from_beam_size(beam)
     tgt_tok = session.tgt_tok
     steps = session_steps(session)
+    if strategy.is_sampling:  # the distribution each step drew from, beside the model's own
+        for info, s in zip(steps, session.steps):
+            p = shaped_distribution(s.logits, strategy.temperature, strategy.sample_top_k, strategy.top_p)
+            info.shaped = [float(p[i]) for i in info.top_ids]
     result = Translation(
         session.source, session.translation, steps, session.maps(),
         strategy.name, strategy.beam_size,
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
         session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
         beam_trace=beam_table(trace or [], tgt_tok), hypothesis_logprobs=[h.logprob for h in hyps or []],
+        decoding=str(strategy),
     )
     if not has_hangul(session.source.text):
         result.not_korean = True

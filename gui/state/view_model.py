@@ -238,14 +238,15 @@ class ViewModel:
             text = text.replace(f"step {self.step} / {len(r.steps)}", f"step {self.step} (decoding live)", 1)
         return text
 
-    def candidates(self) -> tuple[list[tuple[str, float]], str | None]:
-        """Top-k ``[(token, probability)]`` of the step shown and the token taken."""
+    def candidates(self) -> tuple[list[tuple[str, float]], str | None, list[float] | None]:
+        """Top-k ``[(token, probability)]`` of the step shown, the token taken, and (sampling) each
+        candidate's probability in the distribution the step drew from (None otherwise)."""
         r = self.result
         k = self.step
         if r is None or k == 0 or k > len(r.steps):
-            return [], None
+            return [], None, None
         st = r.steps[k - 1]
-        return st.top_k, st.token
+        return st.top_k, st.token, st.shaped
 
     def side_by_side(self) -> list[tuple[str, str, float | None]] | None:
         """After a fork: ``[(label, translation, total log-probability in nats)]`` for the

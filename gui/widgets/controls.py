@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from core.decoding.strategy import DecodingStrategy
 from core.defaults import MAX_BEAM
 from core.device import cuda_unavailable_reason
 from gui.widgets.fence import fenced
 
+DECODINGS = ["Greedy", "Beam", "Sampling"]  # the decoding selector's entries, in order
 BUSY_NAMES = {"translate": "the translation", "ablate": "the ablation", "compare": "the comparison"}
 
 
@@ -47,13 +49,26 @@ class InputPanel(QtWidgets.QWidget):
         self.pad_to.setSpecialValueText("off")
         self.pad_to.setToolTip("Pad the source with [PAD] up to N positions (padding demo)")
         self.decoding = QtWidgets.QComboBox()
-        self.decoding.addItems(["Greedy", "Beam"])
+        self.decoding.addItems(DECODINGS)
         self.beam = QtWidgets.QSpinBox()
         self.beam.setRange(2, MAX_BEAM)
         self.beam.setValue(4)
         self.beam.setPrefix("k = ")
         self.beam.setEnabled(False)
-        self.decoding.currentIndexChanged.connect(lambda i: self.beam.setEnabled(i == 1))
+        # sampling: a temperature slider (0 … 2 in steps of 0.05; 0 = greedy) and the seed
+        self.temperature = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+        self.temperature.setRange(0, 40)
+        self.temperature.setValue(20)
+        self.temperature.setToolTip("sampling temperature T: the logits are divided by T before the softmax "
+                                    "(0 = always the most probable token, as greedy)")
+        self.temperature_label = QtWidgets.QLabel("T = 1.00")
+        self.temperature.valueChanged.connect(lambda v: self.temperature_label.setText(f"T = {v / 20:.2f}"))
+        self.seed = QtWidgets.QSpinBox()
+        self.seed.setRange(0, 99999)
+        self.seed.setPrefix("seed ")
+        self.seed.setToolTip("the random seed of the draw: the same seed gives the same output")
+        self._enable_decoding_settings(0)
+        self.decoding.currentIndexChanged.connect(self._enable_decoding_settings)
         self.device = QtWidgets.QComboBox()
         self.device.addItems(["CPU", "GPU"])
         reason = cuda_unavailable_reason()
@@ -69,7 +84,11 @@ class InputPanel(QtWidgets.QWidget):
         grid.addWidget(self.pad_to, 1, 3)
         grid.addWidget(QtWidgets.QLabel("Decoding:"), 1, 4)
         grid.addWidget(self.decoding, 1, 5)
-        grid.addWidget(self.beam, 1, 6)
+        sampling = QtWidgets.QHBoxLayout()
+        sampling.setContentsMargins(0, 0, 0, 0)
+        for w in (self.beam, self.temperature, self.temperature_label, self.seed):
+            sampling.addWidget(w)
+        grid.addLayout(sampling, 1, 6)
         grid.addWidget(QtWidgets.QLabel("Device:"), 1, 7)
         grid.addWidget(self.device, 1, 8, 1, 2)
         grid.setColumnStretch(1, 1)
@@ -77,14 +96,43 @@ class InputPanel(QtWidgets.QWidget):
         self.pad_to.valueChanged.connect(self._settings_changed)
         self.beam.valueChanged.connect(self._settings_changed)
         self.decoding.currentIndexChanged.connect(self._settings_changed)
+        self.temperature.valueChanged.connect(self._settings_changed)
+        self.seed.valueChanged.connect(self._settings_changed)
+
+    def _enable_decoding_settings(self, i: int) -> None:
+        """Only the chosen decoding's settings are shown: k for beam, T and the seed for sampling."""
+        self.beam.setVisible(DECODINGS[i] != "Sampling")
+        self.beam.setEnabled(DECODINGS[i] == "Beam")
+        for w in (self.temperature, self.temperature_label, self.seed):
+            w.setVisible(DECODINGS[i] == "Sampling")
 
     def _settings_changed(self, *_) -> None:
         """Pad-to, beam k or greedy/beam changed: translate again (the shown maps would be stale)."""
         if self.auto_translate and self.text.text().strip():
             self.translate_requested.emit()
 
+    def strategy(self) -> DecodingStrategy:
+        """The decoding chosen: greedy, beam of k, or sampling at the slider's temperature and seed."""
+        name = DECODINGS[self.decoding.currentIndex()]
+        if name == "Beam":
+            return DecodingStrategy.beam(self.beam.value())
+        if name == "Sampling":
+            return DecodingStrategy.sampling(self.temperature.value() / 20, seed=self.seed.value())
+        return DecodingStrategy.greedy()
+
+    def set_strategy(self, strategy: DecodingStrategy) -> None:
+        """Show ``strategy`` in the decoding widgets (the caller holds off re-translation)."""
+        if strategy.is_beam:
+            self.beam.setValue(strategy.beam_size)
+        if strategy.is_sampling:
+            self.temperature.setValue(round(strategy.temperature * 20))
+            self.seed.setValue(strategy.seed)
+        self.decoding.setCurrentIndex(DECODINGS.index("Beam" if strategy.is_beam else
+                                                      "Sampling" if strategy.is_sampling else "Greedy"))
+
     def beam_size(self) -> int:
-        return 1 if self.decoding.currentIndex() == 0 else self.beam.value()
+        """The chosen strategy's beam size (1 for greedy and sampling)."""
+        return self.strategy().beam_size
 
     def set_busy(self, busy: bool, queue: str = "translate") -> None:
         """Busy state per queue: "translate" (translations, live steps and loads on the model

@@ -29,6 +29,9 @@ class TopKPanel(pg.PlotWidget):
         for name in ("left", "bottom"):
             self.hideAxis(name)  # nothing meaningful before the first step
         self.bars: pg.BarGraphItem | None = None
+        self.shaped_bars: pg.BarGraphItem | None = None  # sampling: the distribution drawn from
+        self.shaped: np.ndarray | None = None
+        self.title = "probability"
         self.texts: list[pg.TextItem] = []
         self.tokens: list[str] = []
         self.probs: np.ndarray = np.zeros(0)
@@ -50,22 +53,38 @@ class TopKPanel(pg.PlotWidget):
         self.font = QtGui.QFont(font)
         for name in ("left", "bottom"):
             self.getAxis(name).setStyle(tickFont=font)
-        self.setLabel("bottom", "probability", **{"font-size": f"{font.pointSize()}pt"})
+        self.setLabel("bottom", self.title, **{"font-size": f"{font.pointSize()}pt"})
         if self.bars is None:
             self.hideAxis("bottom")  # setLabel shows it: nothing meaningful before the first step
         for label in self.texts:
             label.setFont(font)
 
-    def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None) -> None:
-        """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red.
+    def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None,
+                       shaped: list[float] | None = None) -> None:
+        """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red. ``shaped``
+        (sampling): each candidate's probability in the distribution the step drew from (after
+        temperature and the top-k / top-p cut), drawn as a thin orange bar under the model's own;
+        the axis title says which is which.
 
         Items are updated in place (no re-creation per step: this runs on every redraw)."""
         self.tokens = [t for t, _ in top_k]
         self.probs = np.array([p for _, p in top_k], dtype=float)
+        self.shaped = None if shaped is None else np.array(shaped, dtype=float)
         n = len(top_k)
         if self.bars is None:
             self.bars = pg.BarGraphItem(x0=0, y=[], height=0.7, width=[])
             self.addItem(self.bars)
+        if self.shaped_bars is None:
+            self.shaped_bars = pg.BarGraphItem(x0=0, y=[], height=0.18, width=[], brush=pg.mkBrush("#e67e22"))
+            self.addItem(self.shaped_bars)
+        if self.shaped is None:
+            self.shaped_bars.setOpts(x0=0, y=[], height=0.18, width=[])
+        else:
+            self.shaped_bars.setOpts(x0=0, y=np.arange(n) + 0.3, height=0.18, width=self.shaped)
+        title = "probability" if self.shaped is None else "probability (blue: the model's · orange: sampled from)"
+        if title != self.title:
+            self.title = title
+            self.setLabel("bottom", title, **{"font-size": f"{self.font.pointSize()}pt"})
         while len(self.texts) < n:
             label = pg.TextItem("", color="k", anchor=(0, 0.5))
             label.setFont(self.font)

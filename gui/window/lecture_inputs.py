@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
+from core.decoding.strategy import DecodingStrategy
 from gui.state.lecture import LectureError, LectureStep
 from gui.state.lecture_toml import append_step
 
@@ -23,9 +24,7 @@ def fill_inputs(win, step: LectureStep) -> None:
         inputs.pad_to.setValue(step.pad_to or 0)
         win.live.bar.batch_with.setText(step.batch_with or "")
         win.live.reference.causal_off.setChecked(not step.causal_mask)
-        if step.beam > 1:
-            inputs.beam.setValue(step.beam)
-        inputs.decoding.setCurrentIndex(0 if step.beam == 1 else 1)
+        inputs.set_strategy(DecodingStrategy.from_beam_size(step.beam))
     finally:
         inputs.auto_translate = auto
 
@@ -51,6 +50,8 @@ def step_from_window(win) -> LectureStep:
     step.causal_mask = win.live.causal or step.reference is None
     step.batch_with = win.live.bar.batch_with.text().strip() or None
     step.pad_to = win.inputs.pad_to.value() or None
+    if win.inputs.strategy().is_sampling:
+        raise ValueError("a lecture step holds greedy or beam decoding: switch Decoding to Greedy or Beam to save it")
     step.beam = win.inputs.beam_size()
     step.decoding = "greedy" if step.beam == 1 else "beam"
     step.view = vm.kind

@@ -157,11 +157,9 @@ class LiveController(QtCore.QObject):
         auto, inputs.auto_translate = inputs.auto_translate, False  # putting them back must not re-translate
         self.reference.causal_off.blockSignals(True)
         try:
-            if self.vm.live and now.beam != shown.beam:
-                if shown.beam > 1:
-                    inputs.beam.setValue(shown.beam)
-                inputs.decoding.setCurrentIndex(0 if shown.beam == 1 else 1)
-                back.append("greedy decoding" if shown.beam == 1 else f"beam k = {shown.beam}")
+            if self.vm.live and now.strategy != shown.strategy:
+                inputs.set_strategy(shown.strategy)
+                back.append(str(shown.strategy) if not shown.strategy.is_beam else f"beam k = {shown.beam}")
             if now.pad_to != shown.pad_to:
                 inputs.pad_to.setValue(shown.pad_to or 0)
                 back.append(f"pad-to {shown.pad_to or 'off'}")

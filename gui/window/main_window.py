@@ -207,7 +207,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def current_request(self) -> TranslateRequest:
         ref = self.inputs.reference.text().strip() or None
         pad = self.inputs.pad_to.value() or None
-        return TranslateRequest(self.inputs.text.text(), self.inputs.beam_size(), pad, ref,
+        return TranslateRequest(self.inputs.text.text(), self.inputs.strategy(), pad, ref,
                                 batch_with=self.live.bar.batch_with.text().strip() or None,
                                 show_full=self.vm.show_full, causal=self.live.causal)
 

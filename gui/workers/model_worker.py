@@ -13,12 +13,13 @@ everything, loads included, so closing the window never waits for queued work.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 from core.decoding.live import LiveDecoder
+from core.decoding.strategy import DecodingStrategy
 from core.errors import StudioError
 from gui.state.live_commands import run_command, start
 from gui.workers.jobs import Cancelled, JobBoard
@@ -28,18 +29,24 @@ TRANSLATE = "translate"  # the queue of the main translation and its live comman
 
 @dataclass
 class TranslateRequest:
-    """What to translate and how (beam 1 = greedy; pad_to None = no padding demo; reference =
+    """What to translate and how: ``strategy`` (greedy, beam or sampling,
+    :class:`~core.decoding.strategy.DecodingStrategy`); pad_to None = no padding demo; reference =
     teacher forcing, with ``causal`` False for the mask-off demonstration; ``batch_with`` = a
-    second sentence in the same padded batch; ``show_full``: compute the full output at once)."""
+    second sentence in the same padded batch; ``show_full``: compute the full output at once."""
 
     text: str
-    beam: int = 1
+    strategy: DecodingStrategy = field(default_factory=DecodingStrategy.greedy)
     pad_to: int | None = None
     reference: str | None = None
     top_k: int = 5
     batch_with: str | None = None
     show_full: bool = False
     causal: bool = True
+
+    @property
+    def beam(self) -> int:
+        """The strategy's beam size (1 for greedy and sampling), for the tools that take one."""
+        return self.strategy.beam_size
 
 
 class ModelWorker(QtCore.QObject):

@@ -158,7 +158,7 @@ def test_view_model_state_and_teacher_forcing_rows(ck):
         vm.set_kind("nonsense")
     assert vm.candidates()[0] == []  # step 0
     vm.set_step(1)
-    assert vm.candidates() == (r.steps[0].top_k, r.steps[0].token)
+    assert vm.candidates() == (r.steps[0].top_k, r.steps[0].token, None)
 
 
 def test_view_model_calls_every_subscriber_after_each_change_even_when_one_fails(caplog):
