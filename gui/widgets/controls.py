@@ -148,11 +148,20 @@ class InputPanel(QtWidgets.QWidget):
                                          else "")
 
 
+END = "end"  # a queued move to the last step of whatever result is then on screen
+
+
 class StepControls(QtWidgets.QWidget):
     """Reset, Back, Step, Play/Pause (with speed), Run to end, and a slider. Emits
-    ``position_changed(int)`` whenever the shown step changes. While ``held`` (:meth:`set_held`: a
-    new result is being computed, there is nothing to step through yet) the buttons, the keys and
-    Play move nothing and emit ``refused()`` instead."""
+    ``position_changed(int)`` whenever the shown step changes.
+
+    Nothing a click asks for is silently dropped, and the slider never runs ahead of the map:
+    while ``held`` (:meth:`set_held`: a new result is being computed, there is nothing to step
+    through yet) the buttons and the slider are disabled (visibly) and keys emit ``refused()``;
+    while ``awaiting`` (:meth:`await_draw`: a step asked for is being computed) a move is queued
+    (:attr:`queued`; relative moves count from it, so four Back clicks go back four steps) and
+    made once the window has drawn what it waited for (:meth:`release`); the label says where it
+    goes. Play advances only after the previous step is drawn."""
 
     position_changed = QtCore.Signal(int)
     refused = QtCore.Signal()
@@ -179,12 +188,14 @@ class StepControls(QtWidgets.QWidget):
         row.addWidget(self.slider, 1)
         row.addWidget(fenced(self.label))  # "step k / n" changes at every step: no re-layout unless its size does
         self.held = False
+        self.awaiting = False
+        self.queued: int | str | None = None  # a move asked for while held or awaiting (END: the last step)
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self._tick)
         self.reset_button.clicked.connect(lambda: self.set_position(0))
-        self.back_button.clicked.connect(lambda: self.set_position(self.position - 1))
-        self.step_button.clicked.connect(lambda: self.set_position(self.position + 1))
-        self.end_button.clicked.connect(lambda: self.set_position(self.slider.maximum()))
+        self.back_button.clicked.connect(lambda: self.set_position(self.target - 1))
+        self.step_button.clicked.connect(lambda: self.set_position(self.target + 1))
+        self.end_button.clicked.connect(lambda: self.set_position(END))
         self.play_button.clicked.connect(self.toggle_play)
         self.speed.valueChanged.connect(lambda v: self.timer.setInterval(int(1000 / v)))
         self.slider.valueChanged.connect(self._on_slider)
@@ -201,16 +212,53 @@ class StepControls(QtWidgets.QWidget):
         self.slider.blockSignals(False)
         self._on_slider(self.slider.value())
 
+    @property
+    def target(self) -> int:
+        """Where the next relative move counts from: the queued step, else the slider's."""
+        if self.queued == END:
+            return self.slider.maximum()
+        return self.position if self.queued is None else int(self.queued)
+
     def set_held(self, held: bool) -> None:
-        """Hold (True) or release the controls; holding stops Play."""
+        """Hold (True) while a new result is computed: Play stops and the buttons and the slider
+        are disabled until the release (False)."""
         self.held = bool(held)
+        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.end_button,
+                  self.slider):
+            w.setEnabled(not self.held)
         if self.held:
             self.stop()
+            self.queued = None  # a move asked of the result being replaced has nothing to go to
+        else:
+            self._flush()
 
-    def set_position(self, k: int) -> None:
+    def await_draw(self) -> None:
+        """A step was asked of the worker: until :meth:`release`, moves queue and Play waits."""
+        self.awaiting = True
+
+    def release(self) -> None:
+        """The window drew the answer it waited for: make the queued move, if any."""
+        self.awaiting = False
+        self._flush()
+
+    def _flush(self) -> None:
+        if self.held or self.awaiting or self.queued is None:
+            return
+        k, self.queued = self.queued, None
+        self.set_position(k)
+
+    def set_position(self, k: int | str) -> None:
+        """Go to step ``k`` (or ``END``), now or, while awaiting a step, once it is drawn; refused
+        (``refused()``) while held."""
         if self.held:
             self.refused.emit()
             return
+        if self.awaiting:
+            self.queued = k if k == END else max(0, int(k))
+            where = "the end" if k == END else f"step {self.queued}"
+            self.label.setText(f"step {self.position} → {where} (queued)")
+            return
+        k = self.slider.maximum() if k == END else k
         self.slider.setValue(max(0, min(k, self.slider.maximum())))
 
     def _on_slider(self, k: int) -> None:
@@ -234,6 +282,8 @@ class StepControls(QtWidgets.QWidget):
         self.play_button.setText("Play")
 
     def _tick(self) -> None:
+        if self.awaiting or self.held:  # the step shown is not drawn yet: Play waits for it
+            return
         if self.position >= self.slider.maximum():
             self.stop()
         else:

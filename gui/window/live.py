@@ -71,6 +71,7 @@ class LiveController(QtCore.QObject):
         # the sentence; answers to superseded commands are ignored by the window
         job = self.win.worker.jobs.start(TRANSLATE, supersede=False)
         self.request_command.emit(job, name, arg)
+        self.win.controls.await_draw()  # Play and further clicks wait until this step is drawn
 
     def fork_step(self) -> int:
         """The step whose token a force replaces: the one shown (its candidates), or 1 at step 0."""

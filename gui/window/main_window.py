@@ -190,6 +190,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_cancelled(self, request_id: int) -> None:
         note = self.live.request_dropped(request_id, cancelled=True)  # settings back to the result on screen
+        if request_id == self.request_id:  # Cancel drops the queued move too: the result on screen stays
+            self.controls.queued = None
+            self.controls.release()
         if request_id != self.request_id:
             return  # superseded by a newer request: its own status stays
         self.status.showMessage(*(note or ("translation cancelled; the last result stays on screen", 5000)))
@@ -230,6 +233,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return  # a newer request superseded this one
         self.live.request_answered(request_id)  # (before drawing: the controls are released)
         self.show_result(state)
+        self.controls.release()  # drawn: a move queued meanwhile (or Play's next step) goes on
         if self.step_when_translated is not None:  # `--steps N` given with --text: show step N
             step, self.step_when_translated = self.step_when_translated, None
             self.live.on_position(max(0, step))
@@ -241,6 +245,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_failed(self, request_id: int, reason: str) -> None:
         self.live.request_dropped(request_id, cancelled=False)  # the inputs stay: they are what to fix
+        if request_id == self.request_id:
+            self.controls.queued = None  # the move waited for a step that failed: nothing to go on with
+            self.controls.release()
         self.status.showMessage(f"⚠ {reason} (the last result stays on screen)")
         if request_id == self.request_id and self.result is None:
             self.translation_label.setText(f"⚠ {reason}")
