@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_data import quote
 from gui.widgets.cell_values import CellValues
@@ -215,6 +215,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.drawn_args: tuple | None = None  # set_matrix's arguments of the map shown
         self.mask_args: tuple | None = None  # set_mask_matrix's arguments, in mask mode
         self._decorated: dict[str, tuple] = {}  # axis labels, title, colour bar label as last set
+        self.computing = False
+        self._computing_label: QtWidgets.QLabel | None = None
         self.placeholder = pg.TextItem(self.EMPTY, color="#666666", anchor=(0.5, 0.5))
         self.view.addItem(self.placeholder)
         self.values = CellValues()  # every cell's printed value, one item
@@ -228,6 +230,25 @@ class Heatmap(pg.GraphicsLayoutWidget):
     @property
     def image(self) -> pg.ImageItem:
         return self.matrix_image.image
+
+    def set_computing(self, on: bool, text: str = "computing …") -> None:
+        """While the map's next content is computed (a step, a lecture page, a beam search), dim the
+        map and its colour bar and say so in a line at the top left, so what is on screen is never
+        taken for the new result; off again once the new map is drawn."""
+        self.computing = bool(on)
+        for item in (self.plot, self.colorbar):
+            item.setOpacity(0.3 if on else 1.0)
+        if self._computing_label is None:
+            self._computing_label = QtWidgets.QLabel(self)
+            self._computing_label.setStyleSheet("background: rgba(255, 255, 255, 220); color: #8a4b00; padding: 2px 6px;")
+        label = self._computing_label
+        label.setFont(self.font)
+        label.setText(text)
+        label.adjustSize()
+        label.move(8, 8)
+        label.setVisible(bool(on))
+        if on:
+            label.raise_()
 
     def set_empty(self, text: str | None = None) -> None:
         """Before the first result: no axes, no colour bar, only a hint (nothing meaningless)."""

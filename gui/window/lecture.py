@@ -260,7 +260,7 @@ class LectureDriver(QtCore.QObject):
     # ---------- what the audience sees ----------
     def _show_progress(self, step: LectureStep) -> None:
         self.page = page_of(self.lecture, step, None, "", "")
-        self.page.caption = step.caption
+        self.page.caption = ""  # the step's caption waits for its own map (the previous one is still drawn)
         self.page.drawn = "running the model …"
         self.show_page()
 

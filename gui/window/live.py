@@ -72,6 +72,7 @@ class LiveController(QtCore.QObject):
         job = self.win.worker.jobs.start(TRANSLATE, supersede=False)
         self.request_command.emit(job, name, arg)
         self.win.controls.await_draw()  # Play and further clicks wait until this step is drawn
+        self.win.set_computing(True)
 
     def fork_step(self) -> int:
         """The step whose token a force replaces: the one shown (its candidates), or 1 at step 0."""
@@ -126,6 +127,7 @@ class LiveController(QtCore.QObject):
         """The window sent translation ``job``: hold the step controls until it is answered."""
         self.pending = (job, req)
         self.win.controls.set_held(True)
+        self.win.set_computing(True)
 
     def request_answered(self, job: int) -> None:
         """Translation ``job``'s result is on screen."""

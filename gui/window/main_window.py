@@ -193,6 +193,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if request_id == self.request_id:  # Cancel drops the queued move too: the result on screen stays
             self.controls.queued = None
             self.controls.release()
+            self.set_computing(False)
         if request_id != self.request_id:
             return  # superseded by a newer request: its own status stays
         self.status.showMessage(*(note or ("translation cancelled; the last result stays on screen", 5000)))
@@ -227,12 +228,20 @@ class MainWindow(QtWidgets.QMainWindow):
         for panel in self.panels:  # and an ablation or comparison, running or waiting
             panel.cancel()
 
+    def set_computing(self, on: bool) -> None:
+        """Mark the enlarged map (here and in Present mode) as being recomputed, or not."""
+        self.heatmap.set_computing(on)
+        present = getattr(self, "present_window", None)
+        if present is not None:
+            present.heatmap.set_computing(on)
+
     def _on_translated(self, request_id: int, state, ms: float) -> None:
         if request_id != self.request_id:
             self.live.request_dropped(request_id, cancelled=False)
             return  # a newer request superseded this one
         self.live.request_answered(request_id)  # (before drawing: the controls are released)
         self.show_result(state)
+        self.set_computing(False)
         self.controls.release()  # drawn: a move queued meanwhile (or Play's next step) goes on
         if self.step_when_translated is not None:  # `--steps N` given with --text: show step N
             step, self.step_when_translated = self.step_when_translated, None
@@ -248,6 +257,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if request_id == self.request_id:
             self.controls.queued = None  # the move waited for a step that failed: nothing to go on with
             self.controls.release()
+            self.set_computing(False)  # the last good result stays, undimmed
         self.status.showMessage(f"⚠ {reason} (the last result stays on screen)")
         if request_id == self.request_id and self.result is None:
             self.translation_label.setText(f"⚠ {reason}")
