@@ -88,13 +88,29 @@ def _config_of(path: str):
         return None
 
 
-def fit_to_screen(size: tuple[int, int], screen) -> tuple[int, int]:
-    """``size`` (logical pixels) shrunk to the screen's available area (without task bars), so
-    the window never opens larger than the screen; unchanged without a screen."""
+def fit_to_screen(size: tuple[int, int], screen, frame: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """``size`` (logical pixels, the window's contents) shrunk so that the window with its
+    window-manager ``frame`` (extra width and height of title bar and borders, pixels) fits the
+    screen's available area (without task bars): the status bar is never below the screen's edge.
+    Unchanged without a screen."""
     if screen is None:
         return size
     free = screen.availableGeometry()
-    return min(size[0], free.width()), min(size[1], free.height())
+    return min(size[0], free.width() - frame[0]), min(size[1], free.height() - frame[1])
+
+
+def refit_with_frame(win, size: tuple[int, int]) -> None:
+    """Once the window is shown and a window manager has framed it, shrink it again so that the
+    frame fits too (before it is shown the frame is unknown; without a window manager it is 0)."""
+    screen = win.screen()
+    frame = (win.frameGeometry().width() - win.geometry().width(),
+             win.frameGeometry().height() - win.geometry().height())
+    fitted = fit_to_screen(size, screen, frame)
+    if fitted != (win.width(), win.height()):
+        win.resize(*fitted)
+    free = screen.availableGeometry() if screen is not None else None
+    if free is not None and not free.contains(win.frameGeometry()):
+        win.move(free.topLeft())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -238,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)  # clamped to the model once a result is shown
         win.show()
+        from PySide6 import QtCore
+
+        QtCore.QTimer.singleShot(300, win, lambda: refit_with_frame(win, tuple(args.size)))  # framed by then
         if args.present:
             from gui.window.view_menu import toggle_present
 

@@ -66,7 +66,18 @@ def toggle_present(win) -> None:
         return
     win.present_window = PresentWindow(win)
     win.present_window.heatmap.set_scale(win.heatmap.scale)
-    win.present_window.showFullScreen()
+    show_full_screen(win.present_window, win.screen())
+
+
+def show_full_screen(window, screen) -> None:
+    """Full screen with or without a window manager: ``showFullScreen`` alone leaves a bare X
+    server (a kiosk, no window manager) with the window's default size, so the window is also
+    given the screen's whole geometry."""
+    if screen is not None:
+        window.setGeometry(screen.geometry())
+    window.showFullScreen()
+    if screen is not None and window.geometry() != screen.geometry():
+        window.setGeometry(screen.geometry())
 
 
 def export_dialog(win, what: str, fmt: str = "png") -> Path | None:

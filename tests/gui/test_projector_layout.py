@@ -328,3 +328,20 @@ def test_a_wrapped_labels_table_counts_its_rows_not_its_cells(qtbot):
     qtbot.wait(30)
     label.setText(text)
     assert label.toolTip() == "" and label.maximumHeight() > 1000
+
+
+def test_the_window_with_its_frame_fits_the_screen():
+    from gui.app import fit_to_screen
+
+    assert fit_to_screen((1600, 950), _Screen(1280, 720), frame=(2, 30)) == (1278, 690)  # the title bar counts
+    assert fit_to_screen((1000, 600), _Screen(1280, 720), frame=(2, 30)) == (1000, 600)
+
+
+def test_present_mode_fills_the_screen_with_or_without_a_window_manager(qtbot, window):
+    from gui.window.view_menu import toggle_present
+
+    toggle_present(window)
+    pw = window.present_window
+    qtbot.waitUntil(lambda: pw.isVisible(), timeout=5000)
+    assert pw.geometry() == window.screen().geometry()  # not the default 685 x 480 of a bare X server
+    pw.close()

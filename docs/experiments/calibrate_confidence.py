@@ -1,0 +1,103 @@
+"""Calibrate the low-confidence flag (core/decoding/confidence.py) on held-out sentences judged by a reader.
+
+``sheet`` translates the sentences of fixture files (greedy, as the app) and writes one TSV with each
+output and its sentence score (mean log-probability per token, nats), plus an empty ``acceptable``
+column for a reader, who judges without seeing the scores (``reader.tsv`` leaves them out). ``fit``
+reads the judged sheet and prints how well the score separates acceptable from not: the area under
+the ROC curve, and for each candidate threshold the share of not-acceptable outputs flagged (recall)
+and of flagged outputs that are not acceptable (precision); the threshold that maximises Youden's J
+(recall of the bad + recall of the good − 1) is the one to ship.
+
+    python docs/experiments/calibrate_confidence.py sheet --checkpoint checkpoints/ko-en-nc \\
+        tests/fixtures/fresh_lecture.tsv tests/fixtures/fresh_everyday.tsv --out runs/confidence
+    #   a reader fills column "acceptable" of runs/confidence/reader.tsv with y or n
+    python docs/experiments/calibrate_confidence.py fit runs/confidence
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from core.evaluation.lecture_check import load_fixture  # noqa: E402
+
+
+def sheet(checkpoint: str, fixtures: list[Path], out: Path) -> None:
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.translate import translate
+
+    ck = load_checkpoint(checkpoint, device="cpu")
+    rows, reader = ["id\tset\tkorean\treferences\toutput\tconfidence"], ["id\tkorean\treferences\toutput\tacceptable"]
+    n = 0
+    for path in fixtures:
+        for item in load_fixture(path):
+            n += 1
+            r = translate(ck, item.source)
+            refs = " | ".join(item.targets)
+            rows.append(f"{n}\t{path.name}\t{item.source}\t{refs}\t{r.translation}\t{r.confidence:.4f}")
+            reader.append(f"{n}\t{item.source}\t{refs}\t{r.translation}\t")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scores.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (out / "reader.tsv").write_text("\n".join(reader) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'scores.tsv'} and {out / 'reader.tsv'} ({n} sentences)")
+
+
+def fit(folder: Path) -> None:
+    scores = {}
+    for line in (folder / "scores.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        scores[cols[0]] = float(cols[5])
+    pairs = []
+    for line in (folder / "reader.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        cols = line.split("\t")
+        verdict = cols[4].strip().lower() if len(cols) > 4 else ""
+        if verdict not in ("y", "n"):
+            raise SystemExit(f"id {cols[0]}: acceptable must be y or n, got {verdict!r}")
+        pairs.append((scores[cols[0]], verdict == "y"))
+    good = [s for s, ok in pairs if ok]
+    bad = [s for s, ok in pairs if not ok]
+    if not good or not bad:
+        raise SystemExit("need both acceptable and not acceptable outputs to calibrate")
+    # AUROC: the chance that an acceptable output scores above a not-acceptable one (ties count half)
+    auc = sum((g > b) + 0.5 * (g == b) for g in good for b in bad) / (len(good) * len(bad))
+    print(f"{len(pairs)} judged outputs: {len(good)} acceptable, {len(bad)} not; AUROC of the score {auc:.3f}")
+    print(f"mean score: acceptable {sum(good) / len(good):.3f}, not acceptable {sum(bad) / len(bad):.3f} nats/token")
+    best = None
+    for t in sorted({round(s, 2) for s, _ in pairs}):
+        flagged = [(s, ok) for s, ok in pairs if s < t]
+        bad_flagged = sum(not ok for _, ok in flagged)
+        recall = bad_flagged / len(bad)
+        specificity = sum(s >= t for s in good) / len(good)
+        precision = bad_flagged / len(flagged) if flagged else float("nan")
+        j = recall + specificity - 1
+        if best is None or j > best[0]:
+            best = (j, t, recall, precision, specificity, len(flagged))
+    j, t, recall, precision, spec, n_flag = best
+    print(f"best threshold (Youden's J {j:.3f}): flag below {t:.2f} nats/token: {n_flag} flagged, "
+          f"{recall:.0%} of the not-acceptable flagged, {precision:.0%} of the flagged not acceptable, "
+          f"{spec:.0%} of the acceptable left unflagged")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sheet")
+    s.add_argument("fixtures", nargs="+", type=Path)
+    s.add_argument("--checkpoint", required=True)
+    s.add_argument("--out", type=Path, required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("folder", type=Path)
+    args = ap.parse_args()
+    if args.cmd == "sheet":
+        sheet(args.checkpoint, args.fixtures, args.out)
+    else:
+        fit(args.folder)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
