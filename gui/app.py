@@ -88,6 +88,28 @@ def _config_of(path: str):
         return None
 
 
+#: Qt platform messages that say nothing to a user: the offscreen platform (the deck, screenshots)
+#: prints this one for every window whose size hints change.
+NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def quiet_platform_notes() -> None:
+    """Drop the Qt messages in :data:`NOISE`; every other message is printed as Qt would."""
+    from PySide6 import QtCore
+
+    previous = None
+
+    def handler(kind, context, message) -> None:
+        if message in NOISE:
+            return
+        if previous is not None:
+            previous(kind, context, message)
+        else:
+            print(message, file=sys.stderr)
+
+    previous = QtCore.qInstallMessageHandler(handler)
+
+
 def fit_to_screen(size: tuple[int, int], screen, frame: tuple[int, int] = (0, 0)) -> tuple[int, int]:
     """``size`` (logical pixels, the window's contents) shrunk so that the window with its
     window-manager ``frame`` (extra width and height of title bar and borders, pixels) fits the
@@ -213,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     from gui.widgets.pg_config import configure
 
     configure()  # MainWindow and Heatmap do it too (for scripts and tests that skip main)
+    quiet_platform_notes()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     family = register_fonts()
     icon = set_app_icon(app)

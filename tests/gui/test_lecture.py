@@ -348,6 +348,7 @@ def test_deck_in_one_command(tiny_checkpoint, tmp_path):
     assert f"**Sentence:** {A}" in md and "layer 2 / 2, head 3 / 4" in md  # the sentence, the step, what is drawn
     assert "**Step:** step 2 / " in md and "causal mask OFF" in md
     assert "saved 4 pages" in r.stdout
+    assert "propagateSizeHints" not in r.stderr  # the offscreen platform's note for every window is dropped
 
 
 def test_pdf_page_count_ignores_the_pages_tree():
