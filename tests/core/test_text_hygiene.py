@@ -81,3 +81,14 @@ def test_evaluate_scores_lines_split_on_newline_only(shipped, tmp_path):
     (tmp_path / "ref").write_text("I am a student.\u2028\nThank you.\nThere is a cat.\n", encoding="utf-8")
     r = evaluate_files(shipped, str(tmp_path / "src"), str(tmp_path / "ref"))
     assert r["lines"] == 3
+
+
+def test_a_file_that_is_not_utf8_is_named_with_its_byte_and_line(tmp_path, capsys):
+    from core.__main__ import main as cli_main
+
+    src, ref = tmp_path / "bad.ko", tmp_path / "bad.en"
+    src.write_bytes("첫 줄\n".encode() + b"\xff\xfe bad\n")
+    ref.write_text("first\nsecond\n", encoding="utf-8")
+    code = cli_main(["evaluate", "--src", str(src), "--ref", str(ref), "--checkpoint", "ko-en-nc"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err == f"error: {src}: not UTF-8 text (byte 0xff on line 2: invalid start byte); save it as UTF-8"
