@@ -28,7 +28,7 @@ from core.errors import CheckpointError
 from core.textio import MAX_JSON_BYTES, check_regular_file, read_json
 from core.tokenizers.bpe import TextTokenizer
 from core.tokenizers.files import load_tokenizer
-from core.transformer.config import ModelConfig
+from core.transformer.config import ModelConfig, check_fits_memory
 from core.transformer.model import Transformer
 
 CONFIG = "config.json"
@@ -128,7 +128,9 @@ def _read_config(path: Path) -> ModelConfig:
     except ValueError as exc:
         raise CheckpointError(str(exc)) from None
     try:
-        return ModelConfig.from_dict(data)
+        config = ModelConfig.from_dict(data)
+        check_fits_memory(config)  # before the model is built
+        return config
     except ValueError as exc:
         raise CheckpointError(f"{path / CONFIG}: {exc}") from None
 

@@ -30,7 +30,7 @@ from core.checkpoints.output_folder import claim_output
 from core.errors import CheckpointError
 from core.textio import read_json
 from core.tokenizers.spm import SentencePieceTokenizer
-from core.transformer.config import ACTIVATIONS, ModelConfig
+from core.transformer.config import ACTIVATIONS, ModelConfig, check_fits_memory
 from core.transformer.layers import sinusoid_table
 from core.transformer.model import Transformer
 
@@ -202,6 +202,7 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
     if learned:
         config.positional = "learned"
     config.validate()
+    check_fits_memory(config)
     model = Transformer(config)
     try:
         model.load_state_dict(convert_state_dict(state, config, src), strict=True)

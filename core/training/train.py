@@ -30,7 +30,7 @@ from core.training.schedule import learning_rate
 from core.training.state import load_train_state, save_train_state
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.vocab import run_tokenizers
-from core.transformer.config import ModelConfig
+from core.transformer.config import ModelConfig, check_fits_memory
 from core.transformer.model import Transformer
 
 log = logging.getLogger("core.training.train")
@@ -261,6 +261,7 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
     c = config
     examples = encode_pairs(train_pairs, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
     valid = encode_pairs(valid_pairs, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
+    check_fits_memory(config)  # a host limit: before the model is built
     model = Transformer(config)
     if init is not None:
         model.load_state_dict(init.model.state_dict())

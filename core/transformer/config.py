@@ -22,6 +22,20 @@ def machine_memory_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return 16 << 30
+def check_fits_memory(config: ModelConfig) -> None:
+    """A host limit, checked where a model is about to be built from a file or options (checkpoint
+    load, OPUS-MT import, training), before anything is allocated: the float32 weights may take at
+    most half of this machine's memory.
+
+    Raises:
+        ValueError: the model would need more (the message gives both sizes in GiB).
+    """
+    need, have = 4 * config.estimated_parameters(), machine_memory_bytes()
+    if need > have // 2:
+        raise ValueError(f"the model would need {need / 2**30:.1f} GiB of float32 weights, more than half of "
+                         f"this machine's {have / 2**30:.1f} GiB memory")
+
+
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")  # swish and silu are the same function, x·σ(x)
 
 
@@ -111,7 +125,9 @@ class ModelConfig:
         return self.dropout if self.activation_dropout is None else self.activation_dropout
 
     def validate(self) -> None:
-        """Check types and ranges. Raises ValueError naming the first bad field."""
+        """Check types and ranges (hyper-parameters only; whether the machine can hold the model is
+        :func:`check_fits_memory`, asked where a model is built from a file). Raises ValueError naming
+        the first bad field."""
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             type_name = f.type
@@ -132,10 +148,6 @@ class ModelConfig:
         for name, top in LIMITS.items():
             if getattr(self, name) > top:
                 raise ValueError(f"{name} {getattr(self, name):,} is larger than this program supports ({top:,})")
-        need, have = 4 * self.estimated_parameters(), machine_memory_bytes()
-        if need > have // 2:
-            raise ValueError(f"the model would need {need / 2**30:.1f} GiB of float32 weights, more than half of "
-                             f"this machine's {have / 2**30:.1f} GiB memory")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model {self.d_model} is not divisible by n_heads {self.n_heads}")
         for name in ("dropout", "attention_dropout", "activation_dropout"):

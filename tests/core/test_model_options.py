@@ -88,3 +88,24 @@ def test_decoder_start_equal_to_pad_is_not_masked_in_forward():
 def test_bad_option_values_are_refused(bad):
     with pytest.raises(ValueError):
         tiny_config(**bad)
+
+
+def test_the_host_memory_limit_is_checked_where_a_model_is_built_not_in_the_config(tiny_checkpoint, tmp_path,
+                                                                                    monkeypatch):
+    import json
+    import shutil
+
+    import core.transformer.config as config_mod
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.errors import CheckpointError
+    from core.transformer.config import ModelConfig, check_fits_memory
+
+    monkeypatch.setattr(config_mod, "machine_memory_bytes", lambda: 1 << 10)  # a 1 KiB machine
+    ck = tmp_path / "ck"
+    shutil.copytree(tiny_checkpoint, ck)
+    data = json.loads((ck / "config.json").read_text(encoding="utf-8"))
+    config = ModelConfig.from_dict(data)  # hyper-parameters alone: valid on any machine
+    with pytest.raises(ValueError, match=r"would need .* GiB of float32 weights, more than half of this machine's"):
+        check_fits_memory(config)
+    with pytest.raises(CheckpointError, match=r"config.json: the model would need"):
+        load_checkpoint(ck, device="cpu")
