@@ -218,7 +218,9 @@ class ViewModel:
         label = "Reference (teacher forcing)" if self.teacher_forced else "Translation"
         full = self.full_text()
         # in red, without a symbol: a glyph from a fallback font (⚠) makes the line a pixel taller
-        extra = "".join(f" &nbsp;<span style='color:#b00000'><b>{html.escape(w)}</b></span>" for w in self.warnings())
+        warnings = self.warnings()
+        extra = (f" &nbsp;<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in warnings)}</b></span>"
+                 if warnings else "")
         score = self.confidence_text()
         if score and not self.result.low_confidence:
             extra += f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>"

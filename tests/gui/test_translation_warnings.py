@@ -63,7 +63,7 @@ def test_window_and_present_mode_show_the_warning_and_the_score(qtbot):
     try:
         type_and_translate(qtbot, win, "The decoder looks at the encoder output.")
         line = win.translation_label.text()
-        assert "<b>input is not Korean</b>" in line
+        assert "<b>input is not Korean" in line
         r = win.vm.result
         assert f"{r.confidence:.2f} nats/token" in line
         toggle_present(win)
