@@ -15,6 +15,7 @@ from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
 from gui.system_deps import missing_message
 from gui.window.headless import PANELS
 from gui.window.headless import add_arguments as add_panel_arguments
+from gui.window.screen_fit import fit_to_screen, refit_with_frame
 
 T0 = time.perf_counter()
 
@@ -88,6 +89,7 @@ def _config_of(path: str):
         return None
 
 
+
 #: Qt platform messages that say nothing to a user: the offscreen platform (the deck, screenshots)
 #: prints this one for every window whose size hints change.
 NOISE = ("This plugin does not support propagateSizeHints()",)
@@ -108,31 +110,6 @@ def quiet_platform_notes() -> None:
             print(message, file=sys.stderr)
 
     previous = QtCore.qInstallMessageHandler(handler)
-
-
-def fit_to_screen(size: tuple[int, int], screen, frame: tuple[int, int] = (0, 0)) -> tuple[int, int]:
-    """``size`` (logical pixels, the window's contents) shrunk so that the window with its
-    window-manager ``frame`` (extra width and height of title bar and borders, pixels) fits the
-    screen's available area (without task bars): the status bar is never below the screen's edge.
-    Unchanged without a screen."""
-    if screen is None:
-        return size
-    free = screen.availableGeometry()
-    return min(size[0], free.width() - frame[0]), min(size[1], free.height() - frame[1])
-
-
-def refit_with_frame(win, size: tuple[int, int]) -> None:
-    """Once the window is shown and a window manager has framed it, shrink it again so that the
-    frame fits too (before it is shown the frame is unknown; without a window manager it is 0)."""
-    screen = win.screen()
-    frame = (win.frameGeometry().width() - win.geometry().width(),
-             win.frameGeometry().height() - win.geometry().height())
-    fitted = fit_to_screen(size, screen, frame)
-    if fitted != (win.width(), win.height()):
-        win.resize(*fitted)
-    free = screen.availableGeometry() if screen is not None else None
-    if free is not None and not free.contains(win.frameGeometry()):
-        win.move(free.topLeft())
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,8 +14,9 @@ def main() -> int:
     w, h = int(sys.argv[1]), int(sys.argv[2])
     from PySide6 import QtCore, QtWidgets
 
-    from gui.app import fit_to_screen, refit_with_frame, register_fonts
+    from gui.app import register_fonts
     from gui.window.main_window import MainWindow
+    from gui.window.screen_fit import fit_to_screen, refit_with_frame
     from gui.window.view_menu import toggle_present
 
     app = QtWidgets.QApplication(sys.argv[:1])
