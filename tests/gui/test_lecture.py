@@ -389,10 +389,12 @@ def train(model):
 
 
 def near(value: float, claimed: str) -> str:
-    """``value`` shown with as many decimals as ``claimed`` equals it (±1 in the last place, for
-    numbers that sit on a rounding edge); returns ``claimed`` (the caption's text) for the record."""
+    """``value`` rounded to as many decimals as ``claimed`` is exactly the caption's text (a weight
+    of 0.9943 is ".99", never "1.00", as the slide's own cells print it); returns ``claimed``."""
     decimals = len(claimed.split(".")[1]) if "." in claimed else 0
-    assert abs(value - float(claimed.replace("−", "-"))) <= 10 ** -decimals + 1e-9, (value, claimed)
+    shown = f"{value:.{decimals}f}".replace("-", "−")
+    assert shown in (claimed, claimed.replace("−", "")) or float(shown.replace("−", "-")) == float(
+        claimed.replace("−", "-")), (value, shown, claimed)
     return claimed
 
 
@@ -418,7 +420,7 @@ def check_tokens(model, train):
     m = model.model
     assert m.src_embed.weight is m.tgt_embed.weight is m.generator.weight  # one table for all three
     assert c.scale_embedding and m.embed_scale == 16.0
-    return ["10", "9", "8,000", "256", "256", "16", aligned(train.maps, "enc", 1, 1, "▁기", "차", "1.00")]
+    return ["10", "9", "8,000", "256", "256", "16", aligned(train.maps, "enc", 1, 1, "▁기", "차", "0.99")]
 
 
 def check_positions(model, train):
@@ -460,7 +462,7 @@ def check_causal_off(model, train):
     w = off.maps.decoder_self
     t = w.shape[-1]
     share = w[:, :, range(t - 1), range(1, t)]
-    return [near(100 * float(share.mean()), "16"), near(100 * float(share[2, 0].mean()), "30"),
+    return [near(100 * float(share.mean()), "16"), near(100 * float(share[2, 0].mean()), "29"),
             near(on.loss, "0.31"), near(off.loss, "1.40")]
 
 
@@ -484,7 +486,7 @@ def check_step_by_step(model, train):
     live.seek(2)
     r = live.state().result
     assert [s.token for s in r.steps] == ["▁I", "▁go"] and r.maps.tgt_tokens == ["[BOS]", "▁I"]
-    return ["2", aligned(r.maps, "cross", 4, 1, "▁I", "▁가", "0.87")]
+    return ["2", aligned(r.maps, "cross", 4, 1, "▁I", "▁가", "0.88")]
 
 
 def check_alignment(model, train):
@@ -516,8 +518,8 @@ def check_heads(model, train):
     from core.analysis.head_stats import head_table
 
     table = {(h.layer, h.head): h for h in head_table(train.maps, "cross")}
-    return [near(table[1, 2].entropy, "1.75"), near(table[1, 1].entropy, "0.71"),
-            near(100 * table[1, 2].sink, "42")]
+    return [near(table[1, 2].entropy, "1.75"), near(table[1, 1].entropy, "0.70"),
+            near(100 * table[1, 2].sink, "43")]
 
 
 def check_one_head(model, train):
@@ -549,7 +551,7 @@ def check_teacher_forcing(model, train):
     r = translate(model, CAT, reference="The cat is sleeping on the chair.")
     first = r.steps[0]
     assert first.token == "▁The" and first.argmax == "▁A"
-    return [near(math.exp(first.logprob), "0.12"), near(r.loss, "0.43")]
+    return [near(math.exp(first.logprob), "0.13"), near(r.loss, "0.43")]
 
 
 def check_free_running(model, train):
