@@ -58,6 +58,19 @@ def sequence_score(model: Transformer, src_ids: list[int], out_ids: list[int], a
     return float(lp) / length_penalty(len(full), alpha)
 
 
+def encoded_source(model: Transformer, src_tok: TextTokenizer, text: str, session=None, pad_to: int | None = None):
+    """``(source, memory [1, S, d_model], src_key_padding_mask [1, S])`` for a search: the
+    session's own (no second encode) when ``session`` is given, else ``text`` tokenized and
+    encoded once. Raises InputError for an empty text (see :func:`prepare_source`)."""
+    if session is not None:
+        return session.source, session.memory, session.src_key_padding_mask
+    c = model.config
+    source = prepare_source(text, src_tok, c.max_len, c.eos_id, c.pad_id, pad_to)
+    with torch.inference_mode():
+        enc = model.encode(torch.tensor([source.ids], device=next(model.parameters()).device))
+    return source, enc.memory, enc.src_key_padding_mask
+
+
 def _start_id(config) -> int:
     """The first decoder input (``config.start_id`` where the config has one, else ``bos_id``)."""
     return getattr(config, "start_id", config.bos_id)
@@ -125,18 +138,12 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
         raise InputError(f"n_best must be between 1 and the beam size {beam} (got {n_best})")
     c = model.config
     device = next(model.parameters()).device
-    source = session.source if session is not None else prepare_source(text, src_tok, c.max_len, c.eos_id,
-                                                                         c.pad_id, pad_to)
+    source, memory, kpm = encoded_source(model, src_tok, text, session, pad_to)
     max_steps = output_budget(source.n_real, c.max_len, len(prefix or []))  # counted after the prefix
     n_cand = 1 if beam == 1 else 2 * beam
     finished: list[Hypothesis] = []
     truncated: list[Hypothesis] = []
     with torch.inference_mode():
-        if session is not None:
-            memory, kpm = session.memory, session.src_key_padding_mask
-        else:
-            enc = model.encode(torch.tensor([source.ids], device=device))
-            memory, kpm = enc.memory, enc.src_key_padding_mask
         seqs: list[list[int]] = [[]]
         logps = torch.zeros(1, device=device)
         cache = None

@@ -13,8 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from core.decoding.beam import Hypothesis, length_penalty
-from core.decoding.session import output_budget, prepare_source
+from core.decoding.beam import Hypothesis, encoded_source, length_penalty
+from core.decoding.session import output_budget
 
 
 def shaped_distribution(logits: Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> Tensor:
@@ -67,16 +67,11 @@ def sample_search(strategy, model, src_tok, text: str, *, alpha: float = 0.6, sh
     c = model.config
     device = next(model.parameters()).device
     gen = torch.Generator(device="cpu").manual_seed(strategy.seed)
-    source = session.source if session is not None else prepare_source(text, src_tok, c.max_len, c.eos_id, c.pad_id)
+    source, memory, kpm = encoded_source(model, src_tok, text, session)
     max_steps = output_budget(source.n_real, c.max_len, len(prefix or []))
     ids: list[int] = []
     logp = 0.0
     with torch.inference_mode():
-        if session is not None:
-            memory, kpm = session.memory, session.src_key_padding_mask
-        else:
-            enc = model.encode(torch.tensor([source.ids], device=device))
-            memory, kpm = enc.memory, enc.src_key_padding_mask
         cache = None
         start = getattr(c, "start_id", c.bos_id)
         for t in range(max_steps):
