@@ -72,18 +72,26 @@ def summarize(rows: list[dict], beams: list[int], tol: float = 1e-4) -> dict:
         below_g = [r for r in rows if 1 in r["scores"] and r["scores"][k] < r["scores"][1] - tol]
         below_n = [r for r in rows if any(r["scores"][k] < r["scores"][j] - tol for j in narrower if j > 1)]
         below_a = [r for r in rows if any(r["scores"][k] < r["scores"][j] - tol for j in narrower)]
-        per_beam[k] = {"below_greedy": len(below_g), "below_narrower": len(below_n), "below_any_narrower": len(below_a),
-                       "mean_score": sum(r["scores"][k] for r in rows) / len(rows)}
+        per_beam[k] = {
+            "below_greedy": len(below_g),
+            "below_narrower": len(below_n),
+            "below_any_narrower": len(below_a),
+            "mean_score": sum(r["scores"][k] for r in rows) / len(rows),
+        }
     wide = [b for b in beams if b > 1]
-    worse = [r for r in rows if any(r["scores"][b] < r["scores"][a] - tol
-                                    for i, a in enumerate(wide) for b in wide[i + 1:])]
-    return {"rows": rows, "per_beam": per_beam, "sentences_worse_with_wider_beam": len(worse),
-            "cases_below_greedy": sum(v["below_greedy"] for v in per_beam.values())}
+    worse = [r for r in rows if any(r["scores"][b] < r["scores"][a] - tol for i, a in enumerate(wide) for b in wide[i + 1 :])]
+    return {
+        "rows": rows,
+        "per_beam": per_beam,
+        "sentences_worse_with_wider_beam": len(worse),
+        "cases_below_greedy": sum(v["below_greedy"] for v in per_beam.values()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.beam_scan", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.beam_scan", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--src", help="source sentences, one per line (e.g. tatoeba-test.ko)")
     p.add_argument("--from-json", default=None, help="recount a saved --json run instead of decoding")
     p.add_argument("--n", type=int, default=150, help="first N non-empty lines (default 150)")
@@ -121,32 +129,49 @@ def main(argv: list[str] | None = None) -> int:
     texts = [t for t in lines if t.strip()][: args.n]
     ckpt = load_checkpoint(args.checkpoint or DEFAULT_CHECKPOINT, device="cpu")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "core/decoding/beam.py"], capture_output=True,
-                           text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "core/decoding/beam.py"], capture_output=True, text=True
+    ).stdout.strip()
     commit = (commit or "?") + (" + uncommitted beam.py" if dirty else "")
     t0 = time.perf_counter()
     result = scan(ckpt, texts, beams, args.alpha, args.tol, args.plain)
     seconds = time.perf_counter() - t0
-    print(f"{len(texts)} sentences from {args.src}, alpha {args.alpha}, commit {commit}"
-          f"{', plain search (keep_greedy=False)' if args.plain else ''}, {seconds:.0f} s")
-    print("| beam | mean score | below greedy | below a narrower beam (> 1) | below any narrower (greedy incl.) |\n"
-          "|---|---|---|---|---|")
+    print(
+        f"{len(texts)} sentences from {args.src}, alpha {args.alpha}, commit {commit}"
+        f"{', plain search (keep_greedy=False)' if args.plain else ''}, {seconds:.0f} s"
+    )
+    print(
+        "| beam | mean score | below greedy | below a narrower beam (> 1) | below any narrower (greedy incl.) |\n"
+        "|---|---|---|---|---|"
+    )
     for k, v in result["per_beam"].items():
         print(f"| {k} | {v['mean_score']:.4f} | {v['below_greedy']} | {v['below_narrower']} | {v['below_any_narrower']} |")
-    print(f"(sentence, beam) cases below greedy: {result['cases_below_greedy']}; "
-          f"sentences that get worse as the beam grows: {result['sentences_worse_with_wider_beam']}")
-    errs = sorted(((r["scores"][1] - r["scores"][k], k, r) for r in result["rows"] for k in beams if k > 1 and 1 in beams),
-                  key=lambda x: -x[0])
+    print(
+        f"(sentence, beam) cases below greedy: {result['cases_below_greedy']}; "
+        f"sentences that get worse as the beam grows: {result['sentences_worse_with_wider_beam']}"
+    )
+    errs = sorted(
+        ((r["scores"][1] - r["scores"][k], k, r) for r in result["rows"] for k in beams if k > 1 and 1 in beams),
+        key=lambda x: -x[0],
+    )
     for gap, k, r in errs[: args.examples]:
         if gap <= args.tol:
             break
         print(f"  beam {k} {r['scores'][k]:.3f} < greedy {r['scores'][1]:.3f}: {r['source']}")
-    summary = {"sentences": len(texts), "alpha": args.alpha, "commit": commit, "plain": args.plain, "seconds": round(seconds, 1),
-               "per_beam": result["per_beam"], "cases_below_greedy": result["cases_below_greedy"],
-               "sentences_worse_with_wider_beam": result["sentences_worse_with_wider_beam"]}
+    summary = {
+        "sentences": len(texts),
+        "alpha": args.alpha,
+        "commit": commit,
+        "plain": args.plain,
+        "seconds": round(seconds, 1),
+        "per_beam": result["per_beam"],
+        "cases_below_greedy": result["cases_below_greedy"],
+        "sentences_worse_with_wider_beam": result["sentences_worse_with_wider_beam"],
+    }
     if args.json:
-        Path(args.json).write_text(json.dumps(summary | {"rows": result["rows"]}, ensure_ascii=False, indent=1) + "\n",
-                                   encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(summary | {"rows": result["rows"]}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
     print(json.dumps(summary))
     return 0
 

@@ -29,8 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
     ap.add_argument("--rounds", type=int, default=2, help="times each sentence is translated per view")
-    ap.add_argument("--profile", nargs="?", const="all", choices=("all", "first"),
-                    help="print a cProfile summary of the timed work (of every result, or of the first only)")
+    ap.add_argument(
+        "--profile",
+        nargs="?",
+        const="all",
+        choices=("all", "first"),
+        help="print a cProfile summary of the timed work (of every result, or of the first only)",
+    )
     args = ap.parse_args(argv)
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
@@ -84,9 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     first, rest = times[0], times[1:]
     if os.environ.get("BENCH_VERBOSE"):
         print("per result (ms):", [round(t) for t in times])
-    print(f"GUI-thread work per result, {os.path.basename(args.checkpoint.rstrip('/'))}, 1600x950 offscreen: "
-          f"median {statistics.median(rest):.1f} ms, max {max(rest):.1f} ms over {len(rest)} results "
-          f"(first result, which builds the grid: {first:.1f} ms)")
+    print(
+        f"GUI-thread work per result, {os.path.basename(args.checkpoint.rstrip('/'))}, 1600x950 offscreen: "
+        f"median {statistics.median(rest):.1f} ms, max {max(rest):.1f} ms over {len(rest)} results "
+        f"(first result, which builds the grid: {first:.1f} ms)"
+    )
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
     win.close()

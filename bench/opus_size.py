@@ -32,8 +32,16 @@ def _spm(lines: list[str], size: int, path: Path) -> list[str]:
     import sentencepiece as spm
 
     buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf, vocab_size=size, model_type="unigram",
-                                   character_coverage=0.98, hard_vocab_limit=False, minloglevel=2, num_threads=1)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=buf,
+        vocab_size=size,
+        model_type="unigram",
+        character_coverage=0.98,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=1,
+    )
     path.write_bytes(buf.getvalue())
     sp = spm.SentencePieceProcessor(model_file=str(path))
     return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
@@ -61,17 +69,32 @@ def build_hf(folder: Path) -> None:
         vocab[f"▁filler{len(vocab)}"] = len(vocab)
     vocab["<pad>"] = VOCAB - 1
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (folder / "tokenizer_config.json").write_text(json.dumps(
-        {"tokenizer_class": "MarianTokenizer", "source_lang": "ko", "target_lang": "en"}), encoding="utf-8")
-    cfg = MarianConfig(vocab_size=VOCAB, d_model=512, encoder_layers=6, decoder_layers=6, encoder_attention_heads=8,
-                       decoder_attention_heads=8, encoder_ffn_dim=2048, decoder_ffn_dim=2048, activation_function="swish",
-                       scale_embedding=True, max_position_embeddings=512, pad_token_id=VOCAB - 1,
-                       decoder_start_token_id=VOCAB - 1, eos_token_id=0, forced_eos_token_id=0)
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps({"tokenizer_class": "MarianTokenizer", "source_lang": "ko", "target_lang": "en"}), encoding="utf-8"
+    )
+    cfg = MarianConfig(
+        vocab_size=VOCAB,
+        d_model=512,
+        encoder_layers=6,
+        decoder_layers=6,
+        encoder_attention_heads=8,
+        decoder_attention_heads=8,
+        encoder_ffn_dim=2048,
+        decoder_ffn_dim=2048,
+        activation_function="swish",
+        scale_embedding=True,
+        max_position_embeddings=512,
+        pad_token_id=VOCAB - 1,
+        decoder_start_token_id=VOCAB - 1,
+        eos_token_id=0,
+        forced_eos_token_id=0,
+    )
     torch.manual_seed(0)
     model = MarianMTModel(cfg).eval()
     with torch.no_grad():
         model.final_logits_bias[0, 0] = -1e4  # never EOS: both engines decode the full length
     model.save_pretrained(folder)
+
 
 def _hf_generate(folder: Path, src_ids: list[int], n: int, dtype: torch.dtype = torch.float32):
     """A function running Hugging Face ``generate`` on the Marian model in ``folder`` the way
@@ -85,9 +108,17 @@ def _hf_generate(folder: Path, src_ids: list[int], n: int, dtype: torch.dtype = 
 
     def run():
         with torch.inference_mode():
-            return model.generate(inputs, attention_mask=torch.ones_like(inputs), max_new_tokens=n, min_new_tokens=n,
-                                  num_beams=1, do_sample=False, output_attentions=True, return_dict_in_generate=True,
-                                  forced_eos_token_id=None)  # as ours: no EOS forced at the length limit
+            return model.generate(
+                inputs,
+                attention_mask=torch.ones_like(inputs),
+                max_new_tokens=n,
+                min_new_tokens=n,
+                num_beams=1,
+                do_sample=False,
+                output_attentions=True,
+                return_dict_in_generate=True,
+                forced_eos_token_id=None,
+            )  # as ours: no EOS forced at the length limit
 
     out = run()
     assert out.cross_attentions is not None and len(out.cross_attentions) == n  # every step's weights returned
@@ -126,8 +157,12 @@ def profile_summary(ck, top: int = 12) -> list[str]:
     stats = pstats.Stats(prof)
     total = stats.total_tt
     rows = sorted(stats.stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
-    lines = [f"cProfile of 3 app-path decodes at OPUS-MT size ({ck.precision}), {total * 1000:.0f} ms in all:", "",
-             "| function | calls | own ms | own % |", "|---|---|---|---|"]
+    lines = [
+        f"cProfile of 3 app-path decodes at OPUS-MT size ({ck.precision}), {total * 1000:.0f} ms in all:",
+        "",
+        "| function | calls | own ms | own % |",
+        "|---|---|---|---|",
+    ]
     for (file, line, name), (_, calls, own, _, _) in rows:
         where = f"{Path(file).name}:{line}" if line else "built-in"
         lines.append(f"| `{name}` ({where}) | {calls} | {own * 1000:.1f} | {own / total * 100:.0f} |")
@@ -175,7 +210,7 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
         import sentencepiece  # noqa: F401
         import transformers  # noqa: F401
     except ImportError as exc:
-        print(f"opus-size benchmark skipped: needs the import extra (pip install -e \".[import]\"): {exc}")
+        print(f'opus-size benchmark skipped: needs the import extra (pip install -e ".[import]"): {exc}')
         return {}
     from core.checkpoints.checkpoint import load_checkpoint
     from core.checkpoints.marian import import_marian
@@ -210,13 +245,17 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             out["opus_app_int8_output_same_output"] = s8.output_ids == ours_ids
             if s8.output_ids == ours_ids:  # (weights are comparable step by step only along the same tokens)
                 out["opus_app_int8_output_attn_max_abs"] = max(
-                    float((a - b).abs().max()) for x, y in zip(session.steps, s8.steps)
-                    for a, b in ((x.self_attn, y.self_attn), (x.cross_attn, y.cross_attn)))
+                    float((a - b).abs().max())
+                    for x, y in zip(session.steps, s8.steps)
+                    for a, b in ((x.self_attn, y.self_attn), (x.cross_attn, y.cross_attn))
+                )
             suffix = {"fp32": "", "bf16": "_bf16", "int8": "_int8", "int8-output": "_int8_output"}
             engines = {}  # metric name -> a function decoding TEXT once (n tokens)
             for p, c in cks.items():
+
                 def app_path(c=c):
                     DecodeSession(c.model, c.src_tokenizer, c.tgt_tokenizer, TEXT).run()
+
                 engines[f"ours_app{suffix[p]}"] = app_path
             plain = lambda: greedy_batch(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, [TEXT])  # noqa: E731
             plain8 = lambda: greedy_batch(c8.model, c8.src_tokenizer, c8.tgt_tokenizer, [TEXT])  # noqa: E731
@@ -235,8 +274,10 @@ def bench_opus_size(repeats: int = 3, profile: bool = False) -> dict:
             torch.set_num_threads(1)  # (again: loading CTranslate2 may reset the OpenMP pool)
             # every engine once per round, in turns: a slower stretch of the shared machine falls on all
             rounds = round_times(list(engines.values()), repeats)
-            times = {name: [t / (out.get("opus_ct2_tokens", n) if name == "ct2" else n) for t in ts]
-                     for name, ts in zip(engines, rounds)}  # seconds per token
+            times = {
+                name: [t / (out.get("opus_ct2_tokens", n) if name == "ct2" else n) for t in ts]
+                for name, ts in zip(engines, rounds)
+            }  # seconds per token
             for name, ts in times.items():
                 out[f"opus_ms_per_token_{name}"] = statistics.median(ts) * 1000
             out["mem_read_gb_s_1thread"] = max(out["mem_read_gb_s_1thread"], read_bandwidth_gb_s())

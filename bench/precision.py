@@ -98,8 +98,15 @@ def agreement(path: str, sentences: list[str], refs: list[str], precisions=PRECI
     base_ids = [s.output_ids for s in base]
     base_hyp = [s.translation for s in base]
     base_chrf = sacrebleu.corpus_chrf(base_hyp, [refs]).score
-    out["fp32"] = {"sentences": len(sentences), "identical": len(sentences), "attn_max_abs": 0.0, "attn_mean_abs": 0.0,
-                   "row_sum_err": max(_row_sum_err(m) for m in base_maps), "chrf": base_chrf, "chrf_diff": 0.0}
+    out["fp32"] = {
+        "sentences": len(sentences),
+        "identical": len(sentences),
+        "attn_max_abs": 0.0,
+        "attn_mean_abs": 0.0,
+        "row_sum_err": max(_row_sum_err(m) for m in base_maps),
+        "chrf": base_chrf,
+        "chrf_diff": 0.0,
+    }
     for p in precisions:
         if p == "fp32":
             continue
@@ -114,9 +121,16 @@ def agreement(path: str, sentences: list[str], refs: list[str], precisions=PRECI
             diffs.append(torch.cat([(a - b).abs() for a, b in zip(_visible(forced), _visible(bm))]))
         d = torch.cat(diffs)
         chrf = sacrebleu.corpus_chrf([s.translation for s in free], [refs]).score
-        out[p] = {"sentences": len(sentences), "identical": identical, "attn_max_abs": float(d.max()),
-                  "attn_mean_abs": float(d.mean()), "row_sum_err": row_err, "finite": finite, "chrf": chrf,
-                  "chrf_diff": chrf - base_chrf}
+        out[p] = {
+            "sentences": len(sentences),
+            "identical": identical,
+            "attn_max_abs": float(d.max()),
+            "attn_mean_abs": float(d.mean()),
+            "row_sum_err": row_err,
+            "finite": finite,
+            "chrf": chrf,
+            "chrf_diff": chrf - base_chrf,
+        }
     return out
 
 
@@ -130,9 +144,11 @@ def _timed(fn) -> tuple[float, float]:
 
 def _summary(runs: list[tuple[float, float]], tokens: int, prefix: str = "") -> dict:
     """Median wall and CPU ms/token of ``runs`` and the wall ms/token of each run."""
-    return {f"{prefix}ms_per_token": statistics.median(w for w, _ in runs) / tokens * 1000,
-            f"{prefix}cpu_ms_per_token": statistics.median(c for _, c in runs) / tokens * 1000,
-            f"{prefix}runs_ms_per_token": [round(w / tokens * 1000, 3) for w, _ in runs]}
+    return {
+        f"{prefix}ms_per_token": statistics.median(w for w, _ in runs) / tokens * 1000,
+        f"{prefix}cpu_ms_per_token": statistics.median(c for _, c in runs) / tokens * 1000,
+        f"{prefix}runs_ms_per_token": [round(w / tokens * 1000, 3) for w, _ in runs],
+    }
 
 
 def app_speed(path: str, sentences: list[str], repeats: int, precisions=PRECISIONS) -> dict:
@@ -248,35 +264,46 @@ def _ct2_translators(tmp: Path, ck, ref) -> dict:
 
 def table(agree: dict, speed: dict, opus: dict) -> str:
     nan = float("nan")
-    lines = ["| precision | identical | attn max abs | attn mean abs | row-sum err | chrF | chrF diff | ms/token (CPU) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| precision | identical | attn max abs | attn mean abs | row-sum err | chrF | chrF diff | ms/token (CPU) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for p in speed or agree:
         a, sp = agree.get(p, {}), speed.get(p, {})
         ms = f"{sp.get('ms_per_token', nan):.3g} ({sp.get('cpu_ms_per_token', nan):.3g})"
-        lines.append(f"| {p} | {a.get('identical', '')}/{a.get('sentences', '')} | {a.get('attn_max_abs', nan):.3g} | "
-                     f"{a.get('attn_mean_abs', nan):.3g} | {a.get('row_sum_err', nan):.2g} | {a.get('chrf', nan):.2f} | "
-                     f"{a.get('chrf_diff', nan):+.2f} | {ms} |")
+        lines.append(
+            f"| {p} | {a.get('identical', '')}/{a.get('sentences', '')} | {a.get('attn_max_abs', nan):.3g} | "
+            f"{a.get('attn_mean_abs', nan):.3g} | {a.get('row_sum_err', nan):.2g} | {a.get('chrf', nan):.2f} | "
+            f"{a.get('chrf_diff', nan):+.2f} | {ms} |"
+        )
     if opus:
         lines += ["", "| OPUS-MT size | app ms/token (CPU) | plain ms/token (CPU) | same tokens as fp32 |", "|---|---|---|---|"]
         for name, r in opus.items():
             kind = "ct2" if name.startswith("ct2") else "app"
-            lines.append(f"| {name} | {r.get(f'{kind}_ms_per_token', nan):.3g} ({r.get(f'{kind}_cpu_ms_per_token', nan):.3g}) | "
-                         f"{r.get('plain_ms_per_token', nan):.3g} ({r.get('plain_cpu_ms_per_token', nan):.3g}) | "
-                         f"{r.get('same_as_fp32', '')} |")
+            lines.append(
+                f"| {name} | {r.get(f'{kind}_ms_per_token', nan):.3g} ({r.get(f'{kind}_cpu_ms_per_token', nan):.3g}) | "
+                f"{r.get('plain_ms_per_token', nan):.3g} ({r.get('plain_cpu_ms_per_token', nan):.3g}) | "
+                f"{r.get('same_as_fp32', '')} |"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.precision", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.precision", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--checkpoint", default="ko-en-nc", help="checkpoint folder or model name (default ko-en-nc)")
     p.add_argument("--repeats", type=int, default=None, help="timed passes per precision (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="one timed pass, 40 sentences")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads for every measurement (default 1)")
     p.add_argument("--no-opus", action="store_true", help="skip the OPUS-MT-size timing")
     p.add_argument("--no-agreement", action="store_true", help="timings only")
-    p.add_argument("--profile", choices=list(PRECISIONS), default=None,
-                   help="only profile (cProfile) app-path decodes of the OPUS-MT-size model at this precision")
+    p.add_argument(
+        "--profile",
+        choices=list(PRECISIONS),
+        default=None,
+        help="only profile (cProfile) app-path decodes of the OPUS-MT-size model at this precision",
+    )
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.profile:
@@ -293,8 +320,19 @@ def main(argv: list[str] | None = None) -> int:
     speed = app_speed(path, src, repeats)
     opus = {} if args.no_opus else opus_speed(max(repeats, 3))
     print(table(agree, speed, opus))
-    print(json.dumps({"checkpoint": Path(path).name, "sentences": len(src), "repeats": repeats, "threads": args.threads,
-                      "agreement": agree, "speed": speed, "opus": opus}))
+    print(
+        json.dumps(
+            {
+                "checkpoint": Path(path).name,
+                "sentences": len(src),
+                "repeats": repeats,
+                "threads": args.threads,
+                "agreement": agree,
+                "speed": speed,
+                "opus": opus,
+            }
+        )
+    )
     return 0
 
 

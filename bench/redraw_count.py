@@ -66,9 +66,24 @@ def count(kind: str, steps: int) -> float:
     wrote no totals."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
-                        sys.executable, "-m", "bench.redraw_count", "--child", kind, "--steps", str(steps)],
-                       capture_output=True, text=True, timeout=1800)
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-m",
+                "bench.redraw_count",
+                "--child",
+                kind,
+                "--steps",
+                str(steps),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         text = open(out).read() if os.path.exists(out) else ""
     found = re.search(r"^totals:\s*(\d+)", text, re.M) or re.search(r"^summary:\s*(\d+)", text, re.M)
     if not found or int(found.group(1)) == 0:
@@ -78,8 +93,7 @@ def count(kind: str, steps: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.redraw_count", description=__doc__.split("\n\n")[0])
-    p.add_argument("--kinds", nargs="+", default=["decoder", "encoder", "cross"],
-                   choices=["decoder", "encoder", "cross"])
+    p.add_argument("--kinds", nargs="+", default=["decoder", "encoder", "cross"], choices=["decoder", "encoder", "cross"])
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--child", choices=["decoder", "encoder", "cross"], help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -25,8 +25,14 @@ from core.defaults import DEFAULT_CHECKPOINT
 from core.device import cpu_capability
 
 SHIPPED = DEFAULT_CHECKPOINT
-SENTENCES = ["나는 학생입니다.", "오늘 날씨가 정말 좋네요.", "이 책은 누구의 것입니까?", "그는 매일 아침 공원에서 달린다.",
-             "우리는 내일 서울에 갈 거예요.", "저는 커피보다 차를 더 좋아해요."]
+SENTENCES = [
+    "나는 학생입니다.",
+    "오늘 날씨가 정말 좋네요.",
+    "이 책은 누구의 것입니까?",
+    "그는 매일 아침 공원에서 달린다.",
+    "우리는 내일 서울에 갈 거예요.",
+    "저는 커피보다 차를 더 좋아해요.",
+]
 
 
 def forced_tokens(model, n: int) -> list[int]:
@@ -47,9 +53,11 @@ def bench_kv(ckpt, repeats: int, n: int = 40) -> dict:
             with torch.inference_mode():
                 cache = None
                 for t in range(n):
-                    out = model.decode(torch.tensor([[tokens[t]]]), enc.memory, enc.src_key_padding_mask,
-                                       need_weights=need_weights, cache=cache)
+                    out = model.decode(
+                        torch.tensor([[tokens[t]]]), enc.memory, enc.src_key_padding_mask, need_weights=need_weights, cache=cache
+                    )
                     cache = out.cache
+
         return run
 
     def recompute():
@@ -58,8 +66,12 @@ def bench_kv(ckpt, repeats: int, n: int = 40) -> dict:
                 model.decode(torch.tensor([tokens[:t]]), enc.memory, enc.src_key_padding_mask)
 
     t_cached, t_weights, t_full = median_times([cached(False), cached(True), recompute], repeats)  # taking turns
-    return {"kv_speedup_40": t_full / t_cached, "capture_overhead": t_weights / t_cached,
-            "cached_ms_per_step": t_cached / n * 1000, "recompute_ms_per_step": t_full / n * 1000}
+    return {
+        "kv_speedup_40": t_full / t_cached,
+        "capture_overhead": t_weights / t_cached,
+        "cached_ms_per_step": t_cached / n * 1000,
+        "recompute_ms_per_step": t_full / n * 1000,
+    }
 
 
 class TorchReference(nn.Module):
@@ -70,16 +82,23 @@ class TorchReference(nn.Module):
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model)
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model)
         self.pos = nn.Embedding(c.max_len, c.d_model)
-        self.tf = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
-                                 c.dropout, batch_first=True)
+        self.tf = nn.Transformer(
+            c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, c.dropout, batch_first=True
+        )
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         self.generator.weight = self.tgt_embed.weight
 
     def forward(self, src, tgt):
         ps, pt = self.pos.weight[: src.size(1)], self.pos.weight[: tgt.size(1)]
         causal = torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool).triu(1)
-        h = self.tf(self.src_embed(src) + ps, self.tgt_embed(tgt) + pt, tgt_mask=causal,
-                    src_key_padding_mask=src.eq(0), tgt_key_padding_mask=tgt.eq(0), memory_key_padding_mask=src.eq(0))
+        h = self.tf(
+            self.src_embed(src) + ps,
+            self.tgt_embed(tgt) + pt,
+            tgt_mask=causal,
+            src_key_padding_mask=src.eq(0),
+            tgt_key_padding_mask=tgt.eq(0),
+            memory_key_padding_mask=src.eq(0),
+        )
         return self.generator(h)
 
 
@@ -106,8 +125,11 @@ def bench_train(config, repeats: int) -> dict:
             opt.step()
 
         result[name] = n_tokens / median_time(step, repeats)
-    return {"train_vs_torch": result["ours"] / result["torch"], "train_tokens_per_s": result["ours"],
-            "torch_train_tokens_per_s": result["torch"]}
+    return {
+        "train_vs_torch": result["ours"] / result["torch"],
+        "train_tokens_per_s": result["ours"],
+        "torch_train_tokens_per_s": result["torch"],
+    }
 
 
 def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
@@ -124,8 +146,16 @@ def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
         return torch.rand(*shape, generator=g).softmax(-1)
 
     toks = [f"t{i}" for i in range(n)]
-    maps = AttentionMaps(rand(layers, heads, n, n), rand(layers, heads, n, n).tril(), rand(layers, heads, n, n),
-                         torch.zeros(n, dtype=torch.bool), torch.zeros(n, dtype=torch.bool), causal_mask(n), toks, toks)
+    maps = AttentionMaps(
+        rand(layers, heads, n, n),
+        rand(layers, heads, n, n).tril(),
+        rand(layers, heads, n, n),
+        torch.zeros(n, dtype=torch.bool),
+        torch.zeros(n, dtype=torch.bool),
+        causal_mask(n),
+        toks,
+        toks,
+    )
     steps = [StepInfo(t, 5, [(t, 0.6), ("x", 0.3)]) for t in toks]
     return Translation(Source("x", list(range(n)), toks, n), "x", steps, maps, "greedy")
 
@@ -185,17 +215,34 @@ def bench_first_translation(repeats: int, checkpoint: str) -> dict:
     shown, ended = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "gui.app", "--text", SENTENCES[0], "--screenshot",
-                                 "/tmp/bench_first.png", "--checkpoint", checkpoint], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gui.app",
+                "--text",
+                SENTENCES[0],
+                "--screenshot",
+                "/tmp/bench_first.png",
+                "--checkpoint",
+                checkpoint,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        )
         for line in proc.stdout:
             if line.startswith("saved "):
                 shown.append(time.perf_counter() - t0)
         if proc.wait() != 0 or len(shown) < len(ended) + 1:
             raise RuntimeError("python -m gui.app --screenshot failed")
         ended.append(time.perf_counter() - t0)
-    return {"first_translation_s": statistics.median(shown), "first_translation_min_s": min(shown),
-            "first_translation_exit_s": statistics.median(ended)}
+    return {
+        "first_translation_s": statistics.median(shown),
+        "first_translation_min_s": min(shown),
+        "first_translation_exit_s": statistics.median(ended),
+    }
 
 
 def bench_decode(ckpt, repeats: int) -> dict:
@@ -217,6 +264,7 @@ def bench_decode(ckpt, repeats: int) -> dict:
                     counts.append(len(sess.steps))
                 else:
                     counts.append(len(strategy.search(ckpt.model, ckpt.src_tokenizer, s)[0].ids) + 1)
+
         t = median_time(run, repeats)
         out[f"ms_per_token_{name}"] = t / sum(counts) * 1000
     d, v = c.d_model, c.tgt_vocab_size
@@ -240,23 +288,27 @@ def machine(threads: int) -> str:
                 break
     except OSError:
         pass
-    return f"{cpu} ({cpu_capability()} kernels), {os.cpu_count()} logical CPUs, torch {torch.__version__} " \
-           f"({threads} threads), Python {platform.python_version()}"
+    return (
+        f"{cpu} ({cpu_capability()} kernels), {os.cpu_count()} logical CPUs, torch {torch.__version__} "
+        f"({threads} threads), Python {platform.python_version()}"
+    )
 
 
-GOALS = {"capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),
-         "train_vs_torch": ("≥ 0.9", lambda x: x >= 0.9),
-         **{f"redraw_ms_{k}": ("< 30", lambda x: x < 30) for k in ("encoder", "decoder", "cross")},
-         "first_translation_min_s": ("< 3 (quiet machine)", lambda x: x < 3),
-         "bf16_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
-         "opus_ours_app_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
-         "opus_ours_app_bf16_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
-         "int8_output_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
-         "opus_ours_app_int8_output_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
-         "opus_ours_plain_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
-         "opus_ours_plain_int8_output_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
-         "opus_hf_vs_ours_app_time": ("≥ 2", lambda x: x >= 2),
-         "opus_hf_bf16_vs_ours_app_bf16_time": ("≥ 2", lambda x: x >= 2)}
+GOALS = {
+    "capture_overhead": ("≤ 1.25", lambda x: x <= 1.25),
+    "train_vs_torch": ("≥ 0.9", lambda x: x >= 0.9),
+    **{f"redraw_ms_{k}": ("< 30", lambda x: x < 30) for k in ("encoder", "decoder", "cross")},
+    "first_translation_min_s": ("< 3 (quiet machine)", lambda x: x < 3),
+    "bf16_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
+    "opus_ours_app_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
+    "opus_ours_app_bf16_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
+    "int8_output_identical_fraction": ("≥ 0.95", lambda x: x >= 0.95),
+    "opus_ours_app_int8_output_vs_ct2_time": ("≤ 1.0", lambda x: x <= 1.0),
+    "opus_ours_plain_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
+    "opus_ours_plain_int8_output_vs_ct2_time": ("≤ 0.8", lambda x: x <= 0.8),
+    "opus_hf_vs_ours_app_time": ("≥ 2", lambda x: x >= 2),
+    "opus_hf_bf16_vs_ours_app_bf16_time": ("≥ 2", lambda x: x >= 2),
+}
 
 
 def bench_agreement(checkpoint: str) -> dict:
@@ -269,9 +321,14 @@ def bench_agreement(checkpoint: str) -> dict:
     out = {}
     for precision, key in (("bf16", "bf16"), ("int8-output", "int8_output")):
         a = both[precision]
-        out.update({f"{key}_identical": f"{a['identical']}/{a['sentences']}",
-                    f"{key}_identical_fraction": a["identical"] / a["sentences"],
-                    f"{key}_chrf_diff": a["chrf_diff"], f"{key}_attn_max_abs": a["attn_max_abs"]})
+        out.update(
+            {
+                f"{key}_identical": f"{a['identical']}/{a['sentences']}",
+                f"{key}_identical_fraction": a["identical"] / a["sentences"],
+                f"{key}_chrf_diff": a["chrf_diff"],
+                f"{key}_attn_max_abs": a["attn_max_abs"],
+            }
+        )
     return out
 
 
@@ -319,11 +376,17 @@ def main(argv: list[str] | None = None) -> int:
         doc.parent.mkdir(exist_ok=True)
         doc.write_text(
             "# Benchmarks\n\nGenerated by `python -m bench --write-docs"
-            + (" --quick" if args.quick else "") + "` (do not edit by hand).\n\n"
+            + (" --quick" if args.quick else "")
+            + "` (do not edit by hand).\n\n"
             f"Machine: {machine(threads)}.\nCheckpoint: `{Path(args.checkpoint).name}`. Medians over {reps} repeats "
             "(redraw: 5 rounds; the `opus_*` engines: 7 interleaved rounds); "
-            "ratios measured side by side in the same run.\n\n" + md + "\n\n" + NOTES
-            + ("\n## Profile\n\n" + "\n".join(profile) + "\n" + PROFILE_NOTE if profile else ""), encoding="utf-8")
+            "ratios measured side by side in the same run.\n\n"
+            + md
+            + "\n\n"
+            + NOTES
+            + ("\n## Profile\n\n" + "\n".join(profile) + "\n" + PROFILE_NOTE if profile else ""),
+            encoding="utf-8",
+        )
     print(json.dumps(results))
     return 0
 

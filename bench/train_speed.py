@@ -35,8 +35,18 @@ def train_step(model, opt, src, tgt, bf16: bool) -> None:
 def measure(steps: int = 6, threads: int = 2, batch: int = 100, length: int = 30) -> dict:
     """tokens/s (target tokens per second of training) for fp32 and bf16, medians over ``steps``."""
     torch.set_num_threads(threads)
-    cfg = ModelConfig(src_vocab_size=8000, tgt_vocab_size=8000, d_model=256, n_heads=4, n_encoder_layers=4,
-                      n_decoder_layers=4, d_ff=1024, dropout=0.1, share_src_tgt_embed=True, norm_first=True)
+    cfg = ModelConfig(
+        src_vocab_size=8000,
+        tgt_vocab_size=8000,
+        d_model=256,
+        n_heads=4,
+        n_encoder_layers=4,
+        n_decoder_layers=4,
+        d_ff=1024,
+        dropout=0.1,
+        share_src_tgt_embed=True,
+        norm_first=True,
+    )
     torch.manual_seed(0)
     model = Transformer(cfg).train()
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
@@ -53,8 +63,13 @@ def measure(steps: int = 6, threads: int = 2, batch: int = 100, length: int = 30
             train_step(model, opt, src, tgt, p == "bf16")
             times[p].append(time.perf_counter() - t0)
     rate = {p: n_tok / statistics.median(t) for p, t in times.items()}
-    return {"threads": threads, "batch_tokens": n_tok, "fp32_tok_s": round(rate["fp32"]),
-            "bf16_tok_s": round(rate["bf16"]), "bf16_over_fp32": round(rate["bf16"] / rate["fp32"], 2)}
+    return {
+        "threads": threads,
+        "batch_tokens": n_tok,
+        "fp32_tok_s": round(rate["fp32"]),
+        "bf16_tok_s": round(rate["bf16"]),
+        "bf16_over_fp32": round(rate["bf16"] / rate["fp32"], 2),
+    }
 
 
 def main(argv=None) -> int:
@@ -63,8 +78,10 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=2)
     a = p.parse_args(argv)
     r = measure(a.steps, a.threads)
-    print(f"training tokens/s: fp32 {r['fp32_tok_s']}, bf16 {r['bf16_tok_s']}, bf16/fp32 {r['bf16_over_fp32']}x "
-          f"({r['threads']} threads, {r['batch_tokens']}-token batches)")
+    print(
+        f"training tokens/s: fp32 {r['fp32_tok_s']}, bf16 {r['bf16_tok_s']}, bf16/fp32 {r['bf16_over_fp32']}x "
+        f"({r['threads']} threads, {r['batch_tokens']}-token batches)"
+    )
     print(json.dumps(r))
     return 0
 

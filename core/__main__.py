@@ -49,18 +49,34 @@ def _translate(args) -> int:
             print("", flush=True)  # a blank line stays a blank line (keeps outputs aligned)
             continue
         try:
-            r = translate(ckpt, text, beam=strategy, pad_to=args.pad_to, reference=args.reference, top_k=args.top_k,
-                          prefix=args.prefix, causal=not args.no_causal_mask)
-            line = json.dumps(cli_heads.add_heads(r, args, r.to_json()), ensure_ascii=False, allow_nan=False) if args.json \
+            r = translate(
+                ckpt,
+                text,
+                beam=strategy,
+                pad_to=args.pad_to,
+                reference=args.reference,
+                top_k=args.top_k,
+                prefix=args.prefix,
+                causal=not args.no_causal_mask,
+            )
+            line = (
+                json.dumps(cli_heads.add_heads(r, args, r.to_json()), ensure_ascii=False, allow_nan=False)
+                if args.json
                 else cli_heads.add_heads(r, args, r.translation)
+            )
             if r.notice:
                 print(f"notice: {r.notice}", file=sys.stderr)
             if r.low_confidence:
-                print(f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
-                      f"{LOW_CONFIDENCE_NATS}); check this translation", file=sys.stderr)
+                print(
+                    f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
+                    f"{LOW_CONFIDENCE_NATS}); check this translation",
+                    file=sys.stderr,
+                )
             if r.loss is not None and not args.json:
-                print(f"loss: {r.loss:.4f} nats/token, perplexity {r.perplexity:.2f}, causal mask "
-                      f"{'on' if r.causal else 'OFF'}", file=sys.stderr)
+                print(
+                    f"loss: {r.loss:.4f} nats/token, perplexity {r.perplexity:.2f}, causal mask {'on' if r.causal else 'OFF'}",
+                    file=sys.stderr,
+                )
         except (StudioError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 2
@@ -103,12 +119,18 @@ def _check_experiment_options(args, strategy) -> None:
     if args.batch_with is not None:
         if args.text == "-":
             raise ValueError("--batch-with needs the first sentence as an argument, not '-'")
-        clash = [name for name, on in (("--beam", not strategy.is_greedy), ("--reference", args.reference is not None),
-                                       ("--prefix", args.prefix is not None), ("--pad-to", args.pad_to is not None))
-                 if on]
+        clash = [
+            name
+            for name, on in (
+                ("--beam", not strategy.is_greedy),
+                ("--reference", args.reference is not None),
+                ("--prefix", args.prefix is not None),
+                ("--pad-to", args.pad_to is not None),
+            )
+            if on
+        ]
         if clash:
-            raise ValueError(f"--batch-with runs greedy decoding of two sentences; it cannot be combined with "
-                             f"{', '.join(clash)}")
+            raise ValueError(f"--batch-with runs greedy decoding of two sentences; it cannot be combined with {', '.join(clash)}")
 
 
 def _translate_batch(ckpt, args) -> int:
@@ -134,14 +156,15 @@ def _evaluate(args) -> int:
     from core.evaluation.evaluate import evaluate_files, write_json
 
     if importlib.util.find_spec("sacrebleu") is None:  # checked before any work, not after translating
-        print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)",
-              file=sys.stderr)
+        print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)", file=sys.stderr)
         return 2
     strategy = as_strategy(args.beam)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
     result = evaluate_files(ckpt, args.src, args.ref, beam=strategy, limit=args.limit)
-    print(f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
-          f"{result['seconds']} s)")
+    print(
+        f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
+        f"{result['seconds']} s)"
+    )
     print(f"  {result['bleu_signature']}\n  {result['chrf_signature']}")
     if args.json:
         write_json(result, args.json)
@@ -156,10 +179,15 @@ def _check(args) -> int:
     strategy = as_strategy(args.beam)  # before the model loads
     for given, default in ((args.lecture, LECTURE_FIXTURE), (args.copy, COPY_FIXTURE)):
         if given is None and not default.is_file():  # an installed wheel carries no test fixtures
-            raise InputError(f"{default.name}: the default fixtures are in the source repository (tests/fixtures); "
-                             "give --lecture and --copy")
-    r = run_checks(load_checkpoint(args.checkpoint, device=args.device), beam=strategy,
-                   lecture=args.lecture or LECTURE_FIXTURE, copy=args.copy or COPY_FIXTURE)
+            raise InputError(
+                f"{default.name}: the default fixtures are in the source repository (tests/fixtures); give --lecture and --copy"
+            )
+    r = run_checks(
+        load_checkpoint(args.checkpoint, device=args.device),
+        beam=strategy,
+        lecture=args.lecture or LECTURE_FIXTURE,
+        copy=args.copy or COPY_FIXTURE,
+    )
     lec, cp = r["lecture"], r["copy"]
     if args.verbose:
         for row in lec["rows"]:
@@ -167,9 +195,11 @@ def _check(args) -> int:
         for row in cp["rows"]:
             if row["missing"]:
                 print(f"copy missing {row['missing']}: {row['source']} -> {row['output']}")
-    print(f"lecture sentences acceptable {lec['acceptable']}/{lec['total']} ({100 * lec['rate']:.0f}%), "
-          f"chrF {lec['chrf_first_reference']:.2f}; copy check {cp['copied']}/{cp['total']} "
-          f"({100 * cp['rate']:.0f}%) (beam {args.beam})")
+    print(
+        f"lecture sentences acceptable {lec['acceptable']}/{lec['total']} ({100 * lec['rate']:.0f}%), "
+        f"chrF {lec['chrf_first_reference']:.2f}; copy check {cp['copied']}/{cp['total']} "
+        f"({100 * cp['rate']:.0f}%) (beam {args.beam})"
+    )
     if args.json:
         write_text_atomic(args.json, json.dumps(r, indent=2, ensure_ascii=False) + "\n")
     return 0
@@ -214,31 +244,51 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("text")
     t.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
     t.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    t.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
-                   help="inference precision: fp32 (as stored, default), bf16 (bfloat16 weights and products, "
-                        "float32 between them), int8 (dynamic int8 linear layers, CPU only) or int8-output "
-                        "(fp32 layers, int8 output projection, CPU only); "
-                        "attention weights are float32 in every case")
+    t.add_argument(
+        "--precision",
+        choices=list(PRECISIONS),
+        default=DEFAULT_PRECISION,
+        help="inference precision: fp32 (as stored, default), bf16 (bfloat16 weights and products, "
+        "float32 between them), int8 (dynamic int8 linear layers, CPU only) or int8-output "
+        "(fp32 layers, int8 output projection, CPU only); "
+        "attention weights are float32 in every case",
+    )
     t.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
-    t.add_argument("--sample", action="store_true",
-                   help="sampling: draw each token from the model's distribution (see --temperature, --sample-top-k, "
-                        "--top-p, --seed); the same seed gives the same output")
-    t.add_argument("--temperature", type=float, default=None, help="with --sample: divide the logits by T (default 1; "
-                                                                   "0 = greedy)")
-    t.add_argument("--sample-top-k", type=int, default=None,
-                   help="with --sample: draw only among the K most probable tokens (default 0 = all)")
-    t.add_argument("--top-p", type=float, default=None,
-                   help="with --sample: draw only among the most probable tokens whose mass reaches P (default 1 = all)")
+    t.add_argument(
+        "--sample",
+        action="store_true",
+        help="sampling: draw each token from the model's distribution (see --temperature, --sample-top-k, "
+        "--top-p, --seed); the same seed gives the same output",
+    )
+    t.add_argument(
+        "--temperature", type=float, default=None, help="with --sample: divide the logits by T (default 1; 0 = greedy)"
+    )
+    t.add_argument(
+        "--sample-top-k",
+        type=int,
+        default=None,
+        help="with --sample: draw only among the K most probable tokens (default 0 = all)",
+    )
+    t.add_argument(
+        "--top-p",
+        type=float,
+        default=None,
+        help="with --sample: draw only among the most probable tokens whose mass reaches P (default 1 = all)",
+    )
     t.add_argument("--seed", type=int, default=None, help="with --sample: the random seed (default 0)")
     t.add_argument("--pad-to", type=int, default=None, help="pad the source to N positions (padding demo)")
     t.add_argument("--reference", default=None, help="English reference: maps from one teacher-forced pass")
     t.add_argument("--top-k", type=int, default=5)
-    t.add_argument("--prefix", default=None,
-                   help="force the output to start with the tokens of this English text, then continue")
-    t.add_argument("--no-causal-mask", action="store_true",
-                   help="with --reference: run the teacher-forced pass without the causal mask")
-    t.add_argument("--batch-with", default=None, metavar="TEXT",
-                   help="translate a second sentence in the same padded batch (JSON: batch: [result, result])")
+    t.add_argument("--prefix", default=None, help="force the output to start with the tokens of this English text, then continue")
+    t.add_argument(
+        "--no-causal-mask", action="store_true", help="with --reference: run the teacher-forced pass without the causal mask"
+    )
+    t.add_argument(
+        "--batch-with",
+        default=None,
+        metavar="TEXT",
+        help="translate a second sentence in the same padded batch (JSON: batch: [result, result])",
+    )
     from core.cli_heads import add_arguments as add_heads_arguments
 
     add_heads_arguments(t)
@@ -259,25 +309,39 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     c.add_argument("--json", default=None, help="write every row and score to this JSON file")
     c.add_argument("--verbose", action="store_true", help="print every sentence and output")
-    c.add_argument("--lecture", nargs="+", default=None,
-                   help="sentence fixtures Korean<TAB>accepted | … (default tests/fixtures/lecture_sentences.tsv)")
-    c.add_argument("--copy", nargs="+", default=None,
-                   help="copy fixtures Korean<TAB>must-copy | … (default tests/fixtures/copy_check.tsv)")
+    c.add_argument(
+        "--lecture",
+        nargs="+",
+        default=None,
+        help="sentence fixtures Korean<TAB>accepted | … (default tests/fixtures/lecture_sentences.tsv)",
+    )
+    c.add_argument(
+        "--copy", nargs="+", default=None, help="copy fixtures Korean<TAB>must-copy | … (default tests/fixtures/copy_check.tsv)"
+    )
 
     a = sub.add_parser("average", help="average the weights of several checkpoints of one run")
     a.add_argument("checkpoints", nargs="+")
     a.add_argument("--out", required=True)
     a.add_argument("--run", default=None, help="training run directory: also write training.json")
-    a.add_argument("--force", action="store_true",
-                   help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)")
+    a.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)",
+    )
 
     m = sub.add_parser("import-marian", help="convert a Hugging Face Marian (OPUS-MT) model into a checkpoint")
     m.add_argument("source", help="a save_pretrained folder, or a hub id such as Helsinki-NLP/opus-mt-ko-en")
-    m.add_argument("--out", default=None,
-                   help="new checkpoint folder (must not exist or be empty); default: your model folder, named after "
-                        f"SOURCE ({user_models_dir()})")
-    m.add_argument("--force", action="store_true",
-                   help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)")
+    m.add_argument(
+        "--out",
+        default=None,
+        help="new checkpoint folder (must not exist or be empty); default: your model folder, named after "
+        f"SOURCE ({user_models_dir()})",
+    )
+    m.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out when it is an existing checkpoint folder (nothing else is ever replaced)",
+    )
 
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
     return parser

@@ -48,8 +48,7 @@ def inside_spec(args) -> tuple[int, int, int] | None:
     if not args.json:
         raise ValueError("--inside needs --json (it adds the 'inside' object to the JSON)")
     if args.ablate is not None or args.batch_with is not None or args.text == "-" or args.reference is not None:
-        raise ValueError("--inside works on one sentence given as an argument, without --ablate, --batch-with "
-                         "or --reference")
+        raise ValueError("--inside works on one sentence given as an argument, without --ablate, --batch-with or --reference")
     parts = args.inside.split(":")
     if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
         raise ValueError(f"--inside {args.inside!r} is not layer:head:query (1-based), e.g. 2:3:4")
@@ -60,8 +59,16 @@ def translate_inside_cli(ckpt, args, spec) -> int:
     """One sentence's JSON plus ``inside``: q, k, scores, mask, weights and output of one head/query."""
     from core.analysis.inside import inside_step
 
-    step, r = inside_step(ckpt, args.text, args.inside_kind or "enc", *spec, beam=args.beam, pad_to=args.pad_to,
-                          top_k=args.top_k, prefix=args.prefix)
+    step, r = inside_step(
+        ckpt,
+        args.text,
+        args.inside_kind or "enc",
+        *spec,
+        beam=args.beam,
+        pad_to=args.pad_to,
+        top_k=args.top_k,
+        prefix=args.prefix,
+    )
     if r.notice:
         print(f"notice: {r.notice}", file=sys.stderr)
     print(json.dumps(r.to_json() | {"inside": step.to_json()}, ensure_ascii=False, allow_nan=False), flush=True)
@@ -72,9 +79,18 @@ def translate_ablated_cli(ckpt, args, heads) -> int:
     """One sentence, unablated and ablated: stdout the ablated translation (or JSON with both)."""
     from core.analysis.ablation import translate_ablated
 
-    r = translate_ablated(ckpt, args.text, heads, args.ablate_kind or "enc", beam=args.beam, pad_to=args.pad_to,
-                          reference=args.reference, top_k=args.top_k, prefix=args.prefix,
-                          causal=not args.no_causal_mask)
+    r = translate_ablated(
+        ckpt,
+        args.text,
+        heads,
+        args.ablate_kind or "enc",
+        beam=args.beam,
+        pad_to=args.pad_to,
+        reference=args.reference,
+        top_k=args.top_k,
+        prefix=args.prefix,
+        causal=not args.no_causal_mask,
+    )
     if r.ablated.notice:
         print(f"notice: {r.ablated.notice}", file=sys.stderr)
     if args.json:
@@ -83,9 +99,11 @@ def translate_ablated_cli(ckpt, args, heads) -> int:
     o, a = r.original, r.ablated
     spec = ",".join(f"{la}:{h}" for la, h in heads)
     print(f"unablated: {o.translation}  (log P {o.logprob:.4f} nats)", file=sys.stderr)
-    print(f"ablated {r.kind} {spec}: {a.translation}  (log P {a.logprob:.4f} nats, change "
-          f"{a.logprob - o.logprob:+.4f}; unablated output under ablation {r.original_output_logprob:.4f})",
-          file=sys.stderr)
+    print(
+        f"ablated {r.kind} {spec}: {a.translation}  (log P {a.logprob:.4f} nats, change "
+        f"{a.logprob - o.logprob:+.4f}; unablated output under ablation {r.original_output_logprob:.4f})",
+        file=sys.stderr,
+    )
     print(a.translation, flush=True)
     return 0
 
@@ -106,22 +124,43 @@ def add_heads(r, args, out):
 
 def add_arguments(t) -> None:
     """The translate sub-command's head-analysis options (--ablate, --inside, --heads)."""
-    t.add_argument("--ablate", default=None, metavar="L:H,...",
-                   help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare "
-                        "with the unablated run")
-    t.add_argument("--ablate-kind", choices=list(KINDS), default=None,
-                   help="which attention --ablate means: encoder self (default), decoder self or cross")
-    t.add_argument("--inside", default=None, metavar="L:H:Q",
-                   help="with --json: the inside of one attention step (1-based layer:head:query): q, k, v, "
-                        "scores q·k/√d_k, mask, softmax weights (= the map's row) and the head's output")
-    t.add_argument("--inside-kind", choices=list(KINDS), default=None,
-                   help="which attention --inside means: encoder self (default), decoder self or cross")
-    t.add_argument("--heads", action="store_true",
-                   help="also the head table (entropy in nats, previous/same/next/sink share, monotone, label); "
-                        "with --json: derived = tables, mean over heads per layer, encoder rollout")
-    t.add_argument("--heads-sort", default="entropy", metavar="COLUMN",
-                   help="sort the head table by this column, a field name or the printed header (entropy, max, "
-                        "prev, same, next, sink, mono[tone], label, L/layer, H/head), ascending")
+    t.add_argument(
+        "--ablate",
+        default=None,
+        metavar="L:H,...",
+        help="zero these heads' outputs before W^O (1-based layer:head, e.g. 2:3,3:1) and compare with the unablated run",
+    )
+    t.add_argument(
+        "--ablate-kind",
+        choices=list(KINDS),
+        default=None,
+        help="which attention --ablate means: encoder self (default), decoder self or cross",
+    )
+    t.add_argument(
+        "--inside",
+        default=None,
+        metavar="L:H:Q",
+        help="with --json: the inside of one attention step (1-based layer:head:query): q, k, v, "
+        "scores q·k/√d_k, mask, softmax weights (= the map's row) and the head's output",
+    )
+    t.add_argument(
+        "--inside-kind",
+        choices=list(KINDS),
+        default=None,
+        help="which attention --inside means: encoder self (default), decoder self or cross",
+    )
+    t.add_argument(
+        "--heads",
+        action="store_true",
+        help="also the head table (entropy in nats, previous/same/next/sink share, monotone, label); "
+        "with --json: derived = tables, mean over heads per layer, encoder rollout",
+    )
+    t.add_argument(
+        "--heads-sort",
+        default="entropy",
+        metavar="COLUMN",
+        help="sort the head table by this column, a field name or the printed header (entropy, max, "
+        "prev, same, next, sink, mono[tone], label, L/layer, H/head), ascending",
+    )
     t.add_argument("--heads-desc", action="store_true", help="sort the head table descending")
-    t.add_argument("--heads-kind", choices=list(KINDS), default=None,
-                   help="text output: only this kind's table")
+    t.add_argument("--heads-kind", choices=list(KINDS), default=None, help="text output: only this kind's table")

@@ -6,7 +6,7 @@ import torch
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """"auto" -> CUDA when available, else CPU; "cpu"; "cuda".
+    """ "auto" -> CUDA when available, else CPU; "cpu"; "cuda".
 
     Raises:
         ValueError: unknown name, or "cuda" asked for on a machine without a usable GPU.

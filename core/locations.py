@@ -34,8 +34,10 @@ def _folder(package) -> Path:
     loaders need real files (safetensors maps its file), so that is refused with a clear error."""
     root = resources.files(package)
     if not isinstance(root, Path):
-        raise FileNotFoundError(f"{package.__name__}: installed as {type(root).__name__}, not as a folder; "
-                                "install Attention Studio unzipped (pip does)")
+        raise FileNotFoundError(
+            f"{package.__name__}: installed as {type(root).__name__}, not as a folder; "
+            "install Attention Studio unzipped (pip does)"
+        )
     return root
 
 
@@ -79,8 +81,11 @@ def _models_in(folder: Path, shipped: bool) -> list[ModelEntry]:
     (temporary folders of an unfinished save start with a dot) are skipped."""
     if not folder.is_dir():
         return []
-    return [ModelEntry(p.name, p, shipped) for p in sorted(folder.iterdir())
-            if not p.name.startswith((".", "_")) and (p / "config.json").is_file()]
+    return [
+        ModelEntry(p.name, p, shipped)
+        for p in sorted(folder.iterdir())
+        if not p.name.startswith((".", "_")) and (p / "config.json").is_file()
+    ]
 
 
 def shipped_models() -> list[ModelEntry]:

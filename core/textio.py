@@ -26,8 +26,7 @@ def clean_text(text: str) -> str:
     from a command line) replaced by U+FFFD."""
     if text.isascii():
         return text
-    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch
-                   for ch in text if unicodedata.category(ch) != "Cf")
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text if unicodedata.category(ch) != "Cf")
 
 
 def split_lines(text: str) -> list[str]:
@@ -55,8 +54,9 @@ def read_lines(path: str | Path) -> list[str]:
         return split_lines(data.decode("utf-8"))  # no universal-newline translation
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ValueError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}: {exc.reason}); "
-                         "save it as UTF-8") from None
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}: {exc.reason}); save it as UTF-8"
+        ) from None
 
 
 def read_aligned(first: str | Path, second: str | Path) -> tuple[list[str], list[str]]:

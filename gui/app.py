@@ -89,7 +89,6 @@ def _config_of(path: str):
         return None
 
 
-
 #: Qt platform messages that say nothing to a user: the offscreen platform (the deck, screenshots)
 #: prints this one for every window whose size hints change.
 NOISE = ("This plugin does not support propagateSizeHints()",)
@@ -115,21 +114,35 @@ def quiet_platform_notes() -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="Attention Studio: see every attention head.")
     p.add_argument("--version", action="version", version=f"attention-studio {__version__}")
-    p.add_argument("--checkpoint", default=DEFAULT_MODEL,
-                   help=f"checkpoint folder, or the name of a shipped or your own model (default {DEFAULT_MODEL})")
-    p.add_argument("--install-desktop", action="store_true",
-                   help="add Attention Studio to the Linux application menu (launcher and icon in ~/.local/share)")
+    p.add_argument(
+        "--checkpoint",
+        default=DEFAULT_MODEL,
+        help=f"checkpoint folder, or the name of a shipped or your own model (default {DEFAULT_MODEL})",
+    )
+    p.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="add Attention Studio to the Linux application menu (launcher and icon in ~/.local/share)",
+    )
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="cpu")
-    p.add_argument("--precision", choices=list(PRECISIONS), default=DEFAULT_PRECISION,
-                   help="run the model in fp32 (as trained), bf16, int8 (CPU) or int8-output (fp32 layers, "
-                        "int8 output projection, CPU); the maps are what it computes")
+    p.add_argument(
+        "--precision",
+        choices=list(PRECISIONS),
+        default=DEFAULT_PRECISION,
+        help="run the model in fp32 (as trained), bf16, int8 (CPU) or int8-output (fp32 layers, "
+        "int8 output projection, CPU); the maps are what it computes",
+    )
     p.add_argument("--text", help="Korean sentence to translate at start")
     p.add_argument("--reference", help="English reference (teacher-forced view)")
     p.add_argument("--beam", type=int, default=1)
     p.add_argument("--batch-with", default=None, help="second Korean sentence: both run as one padded batch")
     p.add_argument("--no-causal-mask", action="store_true", help="with --reference: teacher forcing without the mask")
-    p.add_argument("--panel", choices=["fork", "reference", "beam", "heads", *PANELS], default=None,
-                   help="tab to show (ablate/compare/inside/positional: see the options below)")
+    p.add_argument(
+        "--panel",
+        choices=["fork", "reference", "beam", "heads", *PANELS],
+        default=None,
+        help="tab to show (ablate/compare/inside/positional: see the options below)",
+    )
     add_panel_arguments(p)
     p.add_argument("--alignment", action="store_true", help="show the Alignment lines tab instead of the heatmap")
     p.add_argument("--pad-to", type=int, default=None)
@@ -141,12 +154,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--colormap", choices=["viridis", "cividis", "inferno"], default="viridis")
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
     p.add_argument("--present", action="store_true", help="presentation mode: one map full-screen (F11)")
-    p.add_argument("--size", default="1600x950", type=_size,
-                   help="window size WxH (on screen: at most the screen's free area; --screenshot: exactly)")
-    p.add_argument("--lecture", metavar="FILE", default=None,
-                   help="open a lecture file (TOML, docs/lectures.md) in Present mode: PgDn/PgUp or → ← step through it")
-    p.add_argument("--deck", metavar="OUT", default=None,
-                   help="with --lecture: render every step to OUT (numbered 1920x1080 PNGs, one PDF, captions.md) and exit")
+    p.add_argument(
+        "--size",
+        default="1600x950",
+        type=_size,
+        help="window size WxH (on screen: at most the screen's free area; --screenshot: exactly)",
+    )
+    p.add_argument(
+        "--lecture",
+        metavar="FILE",
+        default=None,
+        help="open a lecture file (TOML, docs/lectures.md) in Present mode: PgDn/PgUp or → ← step through it",
+    )
+    p.add_argument(
+        "--deck",
+        metavar="OUT",
+        default=None,
+        help="with --lecture: render every step to OUT (numbered 1920x1080 PNGs, one PDF, captions.md) and exit",
+    )
     return p
 
 
@@ -154,8 +179,13 @@ def headless_platform(screenshot: str | None, env=os.environ, platform: str = sy
     """``--screenshot`` on a Linux machine without a display (no ``DISPLAY``/``WAYLAND_DISPLAY``)
     and no ``QT_QPA_PLATFORM`` chosen: render offscreen (Qt would abort, "could not connect to
     display"). Sets ``env["QT_QPA_PLATFORM"]``; does nothing otherwise."""
-    if screenshot and platform.startswith("linux") and not env.get("QT_QPA_PLATFORM") \
-            and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+    if (
+        screenshot
+        and platform.startswith("linux")
+        and not env.get("QT_QPA_PLATFORM")
+        and not env.get("DISPLAY")
+        and not env.get("WAYLAND_DISPLAY")
+    ):
         env["QT_QPA_PLATFORM"] = "offscreen"
 
 
@@ -167,8 +197,16 @@ def read_lecture(args):
         if args.deck is not None:
             raise ValueError("--deck needs --lecture FILE (the steps to render)")
         return None
-    clash = [opt for opt, given in (("--text", args.text), ("--screenshot", args.screenshot), ("--panel", args.panel),
-                                    ("--present", args.present)) if given]
+    clash = [
+        opt
+        for opt, given in (
+            ("--text", args.text),
+            ("--screenshot", args.screenshot),
+            ("--panel", args.panel),
+            ("--present", args.present),
+        )
+        if given
+    ]
     if clash:
         raise ValueError(f"--lecture sets sentence, view and Present mode itself: drop {', '.join(clash)}")
     from gui.state.lecture import check_lecture, load_lecture
@@ -238,8 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.panel in PANELS:
         headless_panels.prefill(win, args)
     elif args.panel:
-        win.live.tabs.setCurrentIndex(["fork", "reference", "beam"].index(args.panel) if args.panel != "heads" else
-                                      win.live.tabs.indexOf(win.heads.table_panel))
+        win.live.tabs.setCurrentIndex(
+            ["fork", "reference", "beam"].index(args.panel)
+            if args.panel != "heads"
+            else win.live.tabs.indexOf(win.heads.table_panel)
+        )
     if args.alignment:
         win.heads.map_tabs.setCurrentWidget(win.heads.align)
     if not args.screenshot:
@@ -300,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         win.close()
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -22,15 +22,31 @@ import sys
 # Debian package -> the shared library (soname) Qt loads from it. Most are needed even offscreen
 # (EGL/GL, fontconfig, xkbcommon, dbus); the libxcb-* ones by the xcb platform plugin.
 QT_DEBS = {
-    "libegl1": "libEGL.so.1", "libgl1": "libGL.so.1", "libglx0": "libGLX.so.0", "libopengl0": "libOpenGL.so.0",
-    "libxkbcommon0": "libxkbcommon.so.0", "libxkbcommon-x11-0": "libxkbcommon-x11.so.0",
-    "libfontconfig1": "libfontconfig.so.1", "libfreetype6": "libfreetype.so.6", "libdbus-1-3": "libdbus-1.so.3",
-    "libx11-6": "libX11.so.6", "libx11-xcb1": "libX11-xcb.so.1", "libxcb1": "libxcb.so.1",
-    "libxcb-cursor0": "libxcb-cursor.so.0", "libxcb-icccm4": "libxcb-icccm.so.4", "libxcb-image0": "libxcb-image.so.0",
-    "libxcb-keysyms1": "libxcb-keysyms.so.1", "libxcb-randr0": "libxcb-randr.so.0",
-    "libxcb-render-util0": "libxcb-render-util.so.0", "libxcb-shape0": "libxcb-shape.so.0",
-    "libxcb-xfixes0": "libxcb-xfixes.so.0", "libxcb-xkb1": "libxcb-xkb.so.1", "libxcb-sync1": "libxcb-sync.so.1",
-    "libxcb-shm0": "libxcb-shm.so.0", "libxcb-util1": "libxcb-util.so.1", "libpng16-16": "libpng16.so.16",
+    "libegl1": "libEGL.so.1",
+    "libgl1": "libGL.so.1",
+    "libglx0": "libGLX.so.0",
+    "libopengl0": "libOpenGL.so.0",
+    "libxkbcommon0": "libxkbcommon.so.0",
+    "libxkbcommon-x11-0": "libxkbcommon-x11.so.0",
+    "libfontconfig1": "libfontconfig.so.1",
+    "libfreetype6": "libfreetype.so.6",
+    "libdbus-1-3": "libdbus-1.so.3",
+    "libx11-6": "libX11.so.6",
+    "libx11-xcb1": "libX11-xcb.so.1",
+    "libxcb1": "libxcb.so.1",
+    "libxcb-cursor0": "libxcb-cursor.so.0",
+    "libxcb-icccm4": "libxcb-icccm.so.4",
+    "libxcb-image0": "libxcb-image.so.0",
+    "libxcb-keysyms1": "libxcb-keysyms.so.1",
+    "libxcb-randr0": "libxcb-randr.so.0",
+    "libxcb-render-util0": "libxcb-render-util.so.0",
+    "libxcb-shape0": "libxcb-shape.so.0",
+    "libxcb-xfixes0": "libxcb-xfixes.so.0",
+    "libxcb-xkb1": "libxcb-xkb.so.1",
+    "libxcb-sync1": "libxcb-sync.so.1",
+    "libxcb-shm0": "libxcb-shm.so.0",
+    "libxcb-util1": "libxcb-util.so.1",
+    "libpng16-16": "libpng16.so.16",
     "zlib1g": "libz.so.1",
 }
 # glib's package was renamed in Debian 13 (64-bit time_t): the first name apt knows is used.
@@ -43,8 +59,10 @@ def glib_package() -> str:
     Asks ``apt-cache`` (about 0.1 s), so it is only called to print the list or a missing glib."""
     apt_cache = shutil.which("apt-cache")
     for name in GLIB_DEBS[:-1]:
-        if apt_cache and subprocess.run([apt_cache, "show", name], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL).returncode == 0:
+        if (
+            apt_cache
+            and subprocess.run([apt_cache, "show", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        ):
             return name
     return GLIB_DEBS[-1]
 
@@ -87,9 +105,11 @@ def missing_message(env=os.environ, platform: str = sys.platform, loadable=None)
         missing.append(glib_package())
     if not missing:
         return None
-    return (f"error: Qt's window (xcb) needs system libraries that are missing; Debian/Ubuntu packages: "
-            f"{', '.join(missing)} (or run headless with QT_QPA_PLATFORM=offscreen); install them with: "
-            f"sudo apt-get install {' '.join(missing)}")
+    return (
+        f"error: Qt's window (xcb) needs system libraries that are missing; Debian/Ubuntu packages: "
+        f"{', '.join(missing)} (or run headless with QT_QPA_PLATFORM=offscreen); install them with: "
+        f"sudo apt-get install {' '.join(missing)}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,10 @@ from pathlib import Path
 
 REPO = Path.cwd()
 NAME = "attention-studio"
-ENTRY = '"""Standalone Attention Studio: the same main as the attention-studio command."""\n' \
-        "import sys\n\nfrom gui.app import main\n\nif __name__ == '__main__':\n    sys.exit(main())\n"
+ENTRY = (
+    '"""Standalone Attention Studio: the same main as the attention-studio command."""\n'
+    "import sys\n\nfrom gui.app import main\n\nif __name__ == '__main__':\n    sys.exit(main())\n"
+)
 
 
 def run(*cmd: str | Path, cwd: Path | None = None, env: dict | None = None) -> None:
@@ -41,10 +43,29 @@ def venv_python(folder: Path) -> Path:
 def pyinstaller_args(work: Path, dist: Path, icon_png: Path) -> list[str]:
     """PyInstaller's options: one folder, the two data packages (found by importlib.resources at
     run time), a window without a console and the icon on Windows and macOS."""
-    args = ["--noconfirm", "--clean", "--onedir", "--name", NAME, "--distpath", str(dist),
-            "--workpath", str(work / "pyinstaller"), "--specpath", str(work),
-            "--collect-data", "checkpoints", "--collect-data", "assets",
-            "--hidden-import", "checkpoints", "--hidden-import", "assets", "--exclude-module", "tkinter"]
+    args = [
+        "--noconfirm",
+        "--clean",
+        "--onedir",
+        "--name",
+        NAME,
+        "--distpath",
+        str(dist),
+        "--workpath",
+        str(work / "pyinstaller"),
+        "--specpath",
+        str(work),
+        "--collect-data",
+        "checkpoints",
+        "--collect-data",
+        "assets",
+        "--hidden-import",
+        "checkpoints",
+        "--hidden-import",
+        "assets",
+        "--exclude-module",
+        "tkinter",
+    ]
     if sys.platform in ("win32", "darwin"):  # Linux ignores both; Pillow turns the PNG into .ico/.icns
         args += ["--windowed", "--icon", str(icon_png)]
     if sys.platform == "darwin":
@@ -56,8 +77,15 @@ def check(exe: Path) -> None:
     """Start the built app from an empty folder, offscreen: it must translate and save a screenshot."""
     with tempfile.TemporaryDirectory() as empty:
         t0 = time.perf_counter()
-        run(exe, "--text", "나는 학생입니다.", "--screenshot", "OUT.png", cwd=Path(empty),
-            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+        run(
+            exe,
+            "--text",
+            "나는 학생입니다.",
+            "--screenshot",
+            "OUT.png",
+            cwd=Path(empty),
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        )
         if not (Path(empty) / "OUT.png").stat().st_size:
             sys.exit("error: the standalone app wrote an empty OUT.png")
         print(f"standalone check: screenshot saved in {time.perf_counter() - t0:.1f} s")
@@ -66,8 +94,11 @@ def check(exe: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--torch", default="torch==2.13.0", help="torch requirement (default torch==2.13.0)")
-    p.add_argument("--torch-index", default=None,
-                   help="index for a CPU-only torch, e.g. https://download.pytorch.org/whl/cpu (Linux PyPI has CUDA)")
+    p.add_argument(
+        "--torch-index",
+        default=None,
+        help="index for a CPU-only torch, e.g. https://download.pytorch.org/whl/cpu (Linux PyPI has CUDA)",
+    )
     p.add_argument("--dist", default="dist", help="output folder (default dist/)")
     p.add_argument("--check", action="store_true", help="then run it from an empty folder: translate + screenshot")
     args = p.parse_args()
@@ -93,8 +124,9 @@ def main() -> int:
     entry.write_text(ENTRY, encoding="utf-8")
     # From the entry's folder: run from the checkout, PyInstaller would import (and bundle) the source
     # tree's packages, ko-en-base included, instead of the installed wheel's.
-    run(py, "-m", "PyInstaller", *pyinstaller_args(work, dist, REPO / "assets" / "icons" / f"{NAME}.png"), entry,
-        cwd=entry.parent)
+    run(
+        py, "-m", "PyInstaller", *pyinstaller_args(work, dist, REPO / "assets" / "icons" / f"{NAME}.png"), entry, cwd=entry.parent
+    )
     bundled = sorted(p.name for p in (dist / NAME).rglob("checkpoints/*") if p.is_dir())
     if bundled != ["ko-en-nc"]:
         sys.exit(f"error: the bundle holds the models {bundled}, expected only the wheel's ko-en-nc")

@@ -11,9 +11,9 @@ import torch
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.tokenizers.bpe import TextTokenizer  # noqa: E402
-from core.transformer.model import Transformer  # noqa: E402
-from tests.support import FIXTURES, save_tiny, tiny_config  # noqa: E402
+from core.tokenizers.bpe import TextTokenizer
+from core.transformer.model import Transformer
+from tests.support import FIXTURES, save_tiny, tiny_config
 
 
 @pytest.fixture(autouse=True)

@@ -80,21 +80,21 @@ class AblationResult:
             return None if x is None else round(x, 6)
 
         delta = None if a.logprob is None or o.logprob is None else a.logprob - o.logprob
-        d_same = None if self.original_output_logprob is None or o.logprob is None \
-            else self.original_output_logprob - o.logprob
+        d_same = None if self.original_output_logprob is None or o.logprob is None else self.original_output_logprob - o.logprob
         return a.to_json() | {
-            "ablation": {"kind": self.kind, "heads": [[la, h] for la, h in self.heads],
-                         "spec": ",".join(f"{la}:{h}" for la, h in self.heads)},
-            "unablated": {"translation": o.translation, "logprob": r(o.logprob),
-                          "tokens": [s.token for s in o.steps]},
+            "ablation": {
+                "kind": self.kind,
+                "heads": [[la, h] for la, h in self.heads],
+                "spec": ",".join(f"{la}:{h}" for la, h in self.heads),
+            },
+            "unablated": {"translation": o.translation, "logprob": r(o.logprob), "tokens": [s.token for s in o.steps]},
             "logprob_change": r(delta),
             "unablated_output_logprob_ablated": r(self.original_output_logprob),
             "unablated_output_logprob_change": r(d_same),
         }
 
 
-def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc",
-                      **options) -> AblationResult:
+def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc", **options) -> AblationResult:
     """Translate ``text`` twice, unablated and with ``heads`` (1-based layer:head of ``kind``)
     ablated, with the same :func:`~core.decoding.translate.translate` ``options``; also scores
     the unablated output under the ablated model (forced token by token on the KV cache).
@@ -118,8 +118,7 @@ def translate_ablated(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]],
         if original.mode == "teacher_forced":
             same = result.logprob
         else:
-            s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text,
-                              pad_to=options.get("pad_to"), top_k=1)
+            s = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text, pad_to=options.get("pad_to"), top_k=1)
             same = 0.0
             stop = options.get("should_stop")
             for st in original.steps:

@@ -17,8 +17,9 @@ from core.decoding.session import DecodeSession
 from core.transformer.ablation import ablated
 
 
-def forced_logprobs(ckpt: Checkpoint, text: str, token_ids: list[int], pad_to: int | None = None,
-                    should_stop=None) -> list[float]:
+def forced_logprobs(
+    ckpt: Checkpoint, text: str, token_ids: list[int], pad_to: int | None = None, should_stop=None
+) -> list[float]:
     """log p(token_t | source, tokens_<t) in nats for each of ``token_ids`` (one per decoder step,
     forced in order on the KV cache), under the model as it is now (call it inside
     :func:`core.transformer.ablation.ablated` to score under ablation). Stops early, with a
@@ -64,8 +65,7 @@ class AblationReport:
         return float(sum(self.changes))
 
 
-def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc",
-                    **options) -> AblationReport:
+def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], kind: str = "enc", **options) -> AblationReport:
     """:func:`translate_ablated` (same arguments) and the per-token log P of the unablated output
     under both models. ``options["should_stop"]`` is polled at every decoder step of all of it.
 
@@ -82,8 +82,9 @@ def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], k
         c = ckpt.model.config
         n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers
         with ablated(ckpt.model, ablation_spec(heads, kind, n_layers, c.n_heads)):
-            after = forced_logprobs(ckpt, text, [s.token_id for s in original.steps], options.get("pad_to"),
-                                    options.get("should_stop"))
+            after = forced_logprobs(
+                ckpt, text, [s.token_id for s in original.steps], options.get("pad_to"), options.get("should_stop")
+            )
     return AblationReport(result, before[: len(after)], after)
 
 

@@ -179,8 +179,7 @@ def head_table(maps: AttentionMaps, kind: str) -> list[HeadStats]:
     ent = head_entropy(weights, visible, query_valid)
     n_vis = visible.sum(-1).clamp(min=1).double().log()
     max_ent = float(n_vis[rows].mean()) if rows.any() else 0.0
-    sink_keys = torch.tensor([is_sink_token(t) for t in key_tokens[:k]] + [False] * (k - len(key_tokens[:k])),
-                             dtype=torch.bool)
+    sink_keys = torch.tensor([is_sink_token(t) for t in key_tokens[:k]] + [False] * (k - len(key_tokens[:k])), dtype=torch.bool)
     sink = _row_mean(w[..., sink_keys].sum(-1), rows)
     self_kind = kind != "cross"
     offsets = {}
@@ -198,9 +197,23 @@ def head_table(maps: AttentionMaps, kind: str) -> list[HeadStats]:
             note = ""
             if kind == "dec" and not next_possible:
                 note = "next token impossible: the causal mask hides it"
-            out.append(HeadStats(kind, li + 1, hi + 1, float(ent[li, hi]), max_ent,
-                                 masses.get("prev"), masses.get("same"), masses.get("next"),
-                                 next_possible, masses["sink"], share, label, note))
+            out.append(
+                HeadStats(
+                    kind,
+                    li + 1,
+                    hi + 1,
+                    float(ent[li, hi]),
+                    max_ent,
+                    masses.get("prev"),
+                    masses.get("same"),
+                    masses.get("next"),
+                    next_possible,
+                    masses["sink"],
+                    share,
+                    label,
+                    note,
+                )
+            )
     return out
 
 
@@ -216,8 +229,9 @@ def sort_column(key: str) -> str:
     k = key.strip().lower()
     k = COLUMN_ALIASES.get(k, k)
     if k not in SORT_COLUMNS:
-        raise ValueError(f"unknown column {key!r}; one of {', '.join(SORT_COLUMNS)} "
-                         f"(or the table headers {', '.join(COLUMN_ALIASES)})")
+        raise ValueError(
+            f"unknown column {key!r}; one of {', '.join(SORT_COLUMNS)} (or the table headers {', '.join(COLUMN_ALIASES)})"
+        )
     return k
 
 
@@ -240,12 +254,17 @@ def derived_json(maps: AttentionMaps, sort: str = "entropy", descending: bool = 
 
     sort = sort_column(sort)
     return {
-        "sort": sort, "descending": descending,
+        "sort": sort,
+        "descending": descending,
         "heads": {k: [h.to_json() for h in sort_heads(head_table(maps, k), sort, descending)] for k in KINDS},
         "mean_over_heads": {k: r(mean_over_heads(kind_masks(maps, k)[0])) for k in KINDS},
         "rollout": r(rollout(maps.encoder_self)),
-        "thresholds": {"position": POSITION_THRESHOLD, "monotone": MONOTONE_THRESHOLD,
-                       "monotone_min_distinct": MONOTONE_MIN_DISTINCT, "broad": BROAD_THRESHOLD},
+        "thresholds": {
+            "position": POSITION_THRESHOLD,
+            "monotone": MONOTONE_THRESHOLD,
+            "monotone_min_distinct": MONOTONE_MIN_DISTINCT,
+            "broad": BROAD_THRESHOLD,
+        },
     }
 
 
@@ -257,9 +276,10 @@ def format_table(rows: list[HeadStats]) -> str:
 
     lines = ["kind  L  H  entropy  max   prev  same  next  sink  mono  label"]
     for h in rows:
-        lines.append(f"{h.kind:<5} {h.layer:>2} {h.head:>2}  {h.entropy:6.3f} {h.max_entropy:5.2f}  "
-                     f"{f(h.prev)} {f(h.same)} {f(h.next)} {f(h.sink)} {f(h.monotone)}  {h.label}"
-                     + (f"  ({h.note})" if h.note else ""))
+        lines.append(
+            f"{h.kind:<5} {h.layer:>2} {h.head:>2}  {h.entropy:6.3f} {h.max_entropy:5.2f}  "
+            f"{f(h.prev)} {f(h.same)} {f(h.next)} {f(h.sink)} {f(h.monotone)}  {h.label}" + (f"  ({h.note})" if h.note else "")
+        )
     return "\n".join(lines)
 
 
@@ -313,6 +333,19 @@ def _label(masses: dict[str, float], mono: float, distinct: int, n_rows: int, en
     return "mixed"
 
 
-__all__ = ["mean_over_heads", "rollout", "head_entropy", "head_table", "sort_heads", "HeadStats", "kind_masks",
-           "derived_json", "format_table",
-           "is_sink_token", "KINDS", "POSITION_THRESHOLD", "MONOTONE_THRESHOLD", "BROAD_THRESHOLD"]
+__all__ = [
+    "mean_over_heads",
+    "rollout",
+    "head_entropy",
+    "head_table",
+    "sort_heads",
+    "HeadStats",
+    "kind_masks",
+    "derived_json",
+    "format_table",
+    "is_sink_token",
+    "KINDS",
+    "POSITION_THRESHOLD",
+    "MONOTONE_THRESHOLD",
+    "BROAD_THRESHOLD",
+]

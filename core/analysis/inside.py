@@ -54,12 +54,21 @@ class InsideStep:
             return torch.round(x.double(), decimals=6).tolist()
 
         return {
-            "kind": self.kind, "layer": self.layer, "head": self.head, "query": self.query,
-            "query_token": self.query_token, "key_tokens": self.key_tokens, "d_head": int(self.q.numel()),
-            "q": r(self.q), "k": r(self.k), "v": r(self.v), "scores": r(self.scores),
+            "kind": self.kind,
+            "layer": self.layer,
+            "head": self.head,
+            "query": self.query,
+            "query_token": self.query_token,
+            "key_tokens": self.key_tokens,
+            "d_head": int(self.q.numel()),
+            "q": r(self.q),
+            "k": r(self.k),
+            "v": r(self.v),
+            "scores": r(self.scores),
             "mask": None if self.mask is None else self.mask.tolist(),
             "masked_scores": [None if math.isinf(s) else round(s, 6) for s in self.masked_scores.tolist()],
-            "weights": r(self.weights), "output": r(self.output),
+            "weights": r(self.weights),
+            "output": r(self.output),
         }
 
 
@@ -75,8 +84,9 @@ def _check_head(ckpt: Checkpoint, kind: str, layer: int, head: int) -> None:
         raise InputError(f"--inside head {head} out of range 1..{c.n_heads}")
 
 
-def inside_step(ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, query: int,
-                **options) -> tuple[InsideStep, Translation]:
+def inside_step(
+    ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, query: int, **options
+) -> tuple[InsideStep, Translation]:
     """Translate ``text`` (greedy or beam; ``options`` as for :func:`translate`, no reference),
     then replay the output on a fresh KV-cache session while recording the chosen attention
     module's projected q, k, v and weights (:attr:`MultiHeadAttention.record`), and return the
@@ -93,8 +103,7 @@ def inside_step(ckpt: Checkpoint, text: str, kind: str, layer: int, head: int, q
     return inside_of_result(ckpt, result, kind, layer, head, query), result
 
 
-def inside_of_result(ckpt: Checkpoint, result: Translation, kind: str, layer: int, head: int,
-                     query: int) -> InsideStep:
+def inside_of_result(ckpt: Checkpoint, result: Translation, kind: str, layer: int, head: int, query: int) -> InsideStep:
     """The inside of one step of a result already decoded (greedy or beam, forced tokens
     included, e.g. the app's live session at its current step): its output tokens
     ``result.steps[:query]`` are replayed on a fresh KV-cache session of ``result.source`` (same
@@ -141,8 +150,22 @@ def inside_of_result(ckpt: Checkpoint, result: Translation, kind: str, layer: in
         raise InputError("internal error: the recorded attention row differs from the map's row")
     keys = maps.src_tokens if kind != "dec" else maps.tgt_tokens
     queries = maps.src_tokens if kind == "enc" else maps.tgt_tokens
-    return InsideStep(kind, layer, head, query, queries[t0], list(keys[: k.shape[0]]), q, k, v, scores, mask,
-                      masked, weights, rec["heads"][0, h, row].float().cpu())
+    return InsideStep(
+        kind,
+        layer,
+        head,
+        query,
+        queries[t0],
+        list(keys[: k.shape[0]]),
+        q,
+        k,
+        v,
+        scores,
+        mask,
+        masked,
+        weights,
+        rec["heads"][0, h, row].float().cpu(),
+    )
 
 
 def positional_matrix(model, side: str = "src", n: int | None = None) -> Tensor:

@@ -33,8 +33,14 @@ class AppliedMasks:
 
     def truncated(self, t: int) -> AppliedMasks:
         """The first ``t`` decoder rows (and keys)."""
-        return AppliedMasks(self.encoder, self.decoder_self[:t, :t], self.decoder_self_given[:t],
-                            self.decoder_keys[:t, :t], self.cross[:t], self.cross_given[:t])
+        return AppliedMasks(
+            self.encoder,
+            self.decoder_self[:t, :t],
+            self.decoder_self_given[:t],
+            self.decoder_keys[:t, :t],
+            self.cross[:t],
+            self.cross_given[:t],
+        )
 
     def to_json(self) -> dict:
         """Nested lists of bools (True = masked); ``encoder`` is None when no mask was given."""
@@ -48,8 +54,9 @@ class AppliedMasks:
         }
 
     @staticmethod
-    def from_rows(encoder_mask: Tensor | None, s: int, self_rows: list[Tensor | None],
-                  cross_rows: list[Tensor | None]) -> AppliedMasks:
+    def from_rows(
+        encoder_mask: Tensor | None, s: int, self_rows: list[Tensor | None], cross_rows: list[Tensor | None]
+    ) -> AppliedMasks:
         """From cached decoding: per step t the self mask row given (``[t + 1]`` bool, or None)
         and the cross mask row (``[S]`` bool, or None); ``encoder_mask`` ``[S]`` (key padding as
         given to the encoder, broadcast over queries) or None."""
@@ -64,12 +71,19 @@ class AppliedMasks:
             if crow is not None:
                 cross[k] = crow.cpu()
         enc = None if encoder_mask is None else encoder_mask.cpu()[None, :].expand(s, s).clone()
-        return AppliedMasks(enc, dec, torch.tensor([r is not None for r in self_rows], dtype=torch.bool),
-                            keys, cross, torch.tensor([r is not None for r in cross_rows], dtype=torch.bool))
+        return AppliedMasks(
+            enc,
+            dec,
+            torch.tensor([r is not None for r in self_rows], dtype=torch.bool),
+            keys,
+            cross,
+            torch.tensor([r is not None for r in cross_rows], dtype=torch.bool),
+        )
 
     @staticmethod
-    def from_pass(encoder_mask: Tensor | None, s: int, t: int, self_mask: Tensor | None,
-                  cross_mask: Tensor | None) -> AppliedMasks:
+    def from_pass(
+        encoder_mask: Tensor | None, s: int, t: int, self_mask: Tensor | None, cross_mask: Tensor | None
+    ) -> AppliedMasks:
         """From one parallel decoder pass over ``t`` positions: ``self_mask`` as given to attention
         (broadcastable to ``[T, T]``, e.g. ``[1, T, T]`` or ``[1, 1, T]``, or None), ``cross_mask``
         broadcastable to ``[T, S]`` or None, ``encoder_mask`` ``[S]`` or None."""
@@ -80,8 +94,14 @@ class AppliedMasks:
         if cross_mask is not None:  # [..., 1, S]: key padding, the same for every query
             cross = cross_mask.cpu().reshape(-1, s).expand(t, s).clone()
         enc = None if encoder_mask is None else encoder_mask.cpu()[None, :].expand(s, s).clone()
-        return AppliedMasks(enc, dec, torch.full((t,), self_mask is not None), torch.ones(t, t, dtype=torch.bool),
-                            cross, torch.full((t,), cross_mask is not None))
+        return AppliedMasks(
+            enc,
+            dec,
+            torch.full((t,), self_mask is not None),
+            torch.ones(t, t, dtype=torch.bool),
+            cross,
+            torch.full((t,), cross_mask is not None),
+        )
 
 
 @dataclass

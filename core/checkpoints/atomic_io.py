@@ -90,8 +90,11 @@ def _sha256(path: Path) -> str:
 
 def write_manifest(folder: Path) -> None:
     """List every file of ``folder`` (size in bytes, SHA-256) in ``folder/manifest.json``."""
-    files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
-             for p in sorted(folder.iterdir()) if p.is_file() and p.name != MANIFEST}
+    files = {
+        p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        for p in sorted(folder.iterdir())
+        if p.is_file() and p.name != MANIFEST
+    }
     (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=1), encoding="utf-8")
 
 
@@ -197,5 +200,14 @@ def atomic_dir(dest: str | Path, manifest: bool = True) -> Iterator[Path]:
         raise
 
 
-__all__ = ["MANIFEST", "as_os_error", "atomic_dir", "fsync_path", "recover", "sweep_stale", "verify_manifest", "write_manifest",
-           "write_text_atomic"]
+__all__ = [
+    "MANIFEST",
+    "as_os_error",
+    "atomic_dir",
+    "fsync_path",
+    "recover",
+    "sweep_stale",
+    "verify_manifest",
+    "write_manifest",
+    "write_text_atomic",
+]

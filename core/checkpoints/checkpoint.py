@@ -205,8 +205,9 @@ def _read_weights(file: Path, model: Transformer, progress: Progress | None = No
     return tensors
 
 
-def load_checkpoint(path: str | Path, device: str = "auto", progress: Progress | None = None,
-                    precision: str = "fp32") -> Checkpoint:
+def load_checkpoint(
+    path: str | Path, device: str = "auto", progress: Progress | None = None, precision: str = "fp32"
+) -> Checkpoint:
     """Load a checkpoint directory onto ``device`` ("auto", "cpu" or "cuda").
 
     ``precision`` ("fp32", "bf16", "int8" or "int8-output", see :mod:`core.checkpoints.precision`): convert the

@@ -34,8 +34,17 @@ from core.transformer.config import ACTIVATIONS, ModelConfig, check_fits_memory
 from core.transformer.layers import sinusoid_table
 from core.transformer.model import Transformer
 
-HUB_FILES = ["config.json", "generation_config.json", "model.safetensors", "pytorch_model.bin", "source.spm",
-             "target.spm", "vocab.json", "tokenizer_config.json", "README.md"]
+HUB_FILES = [
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "pytorch_model.bin",
+    "source.spm",
+    "target.spm",
+    "vocab.json",
+    "tokenizer_config.json",
+    "README.md",
+]
 LICENCE = "CC-BY 4.0 (OPUS-MT models by Helsinki-NLP; attribution required)"
 
 
@@ -59,7 +68,7 @@ def resolve_source(source: str, log: Callable[[str], None] = print) -> Path:
     try:
         from huggingface_hub import snapshot_download
     except ImportError:
-        raise MarianImportError("downloading from the hub needs `pip install -e \".[import]\"` (huggingface_hub)") from None
+        raise MarianImportError('downloading from the hub needs `pip install -e ".[import]"` (huggingface_hub)') from None
     log(f"downloading {source} from the Hugging Face hub …")
     try:  # safetensors when the repo has it; the .bin only otherwise (never both: 300 MB each)
         folder = Path(snapshot_download(source, allow_patterns=[f for f in HUB_FILES if f != "pytorch_model.bin"]))
@@ -112,16 +121,29 @@ def marian_config(hf: dict, src: Path) -> ModelConfig:
     bad = hf.get("bad_words_ids") or []
     try:
         return ModelConfig(
-            src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=need("d_model"),
-            n_heads=hf["encoder_attention_heads"], n_encoder_layers=need("encoder_layers"),
-            n_decoder_layers=need("decoder_layers"), d_ff=hf["encoder_ffn_dim"],
-            dropout=float(hf.get("dropout", 0.1)), attention_dropout=float(hf.get("attention_dropout", 0.0)),
+            src_vocab_size=vocab,
+            tgt_vocab_size=vocab,
+            d_model=need("d_model"),
+            n_heads=hf["encoder_attention_heads"],
+            n_encoder_layers=need("encoder_layers"),
+            n_decoder_layers=need("decoder_layers"),
+            d_ff=hf["encoder_ffn_dim"],
+            dropout=float(hf.get("dropout", 0.1)),
+            attention_dropout=float(hf.get("attention_dropout", 0.0)),
             activation_dropout=float(hf.get("activation_dropout", 0.0)),
-            max_len=need("max_position_embeddings"), pad_id=pad, bos_id=start, eos_id=need("eos_token_id"),
+            max_len=need("max_position_embeddings"),
+            pad_id=pad,
+            bos_id=start,
+            eos_id=need("eos_token_id"),
             unk_id=0,  # replaced from vocab.json by the caller
-            positional="sinusoidal_halves", tie_output=bool(hf.get("tie_word_embeddings", True)),
-            share_src_tgt_embed=True, norm_first=False, scale_embedding=bool(hf.get("scale_embedding", False)),
-            activation=act, final_logits_bias=True, decoder_start_id=start,
+            positional="sinusoidal_halves",
+            tie_output=bool(hf.get("tie_word_embeddings", True)),
+            share_src_tgt_embed=True,
+            norm_first=False,
+            scale_embedding=bool(hf.get("scale_embedding", False)),
+            activation=act,
+            final_logits_bias=True,
+            decoder_start_id=start,
             never_output_pad=[pad] in bad,
         )
     except ValueError as exc:
@@ -136,11 +158,14 @@ def _tokenizers(src: Path, config: ModelConfig) -> tuple[SentencePieceTokenizer,
         raise MarianImportError(f"{src / 'target_vocab.json'}: separate target vocabularies are not supported")
     vocab = _read_json(src / "vocab.json")
     if len(vocab) != config.src_vocab_size:
-        raise MarianImportError(f"{src / 'vocab.json'}: {len(vocab)} entries, but the embedding has "
-                                f"{config.src_vocab_size} rows (vocab_size)")
+        raise MarianImportError(
+            f"{src / 'vocab.json'}: {len(vocab)} entries, but the embedding has {config.src_vocab_size} rows (vocab_size)"
+        )
     tok_cfg = _read_json(src / "tokenizer_config.json") if (src / "tokenizer_config.json").is_file() else {}
-    specials = {k: tok_cfg.get(k, d) if isinstance(tok_cfg.get(k, d), str) else d
-                for k, d in (("pad_token", "<pad>"), ("eos_token", "</s>"), ("unk_token", "<unk>"))}
+    specials = {
+        k: tok_cfg.get(k, d) if isinstance(tok_cfg.get(k, d), str) else d
+        for k, d in (("pad_token", "<pad>"), ("eos_token", "</s>"), ("unk_token", "<unk>"))
+    }
     try:
         src_tok = SentencePieceTokenizer(src / "source.spm", vocab, **specials)
         # output text as transformers >= 5 makes it for a joint vocabulary: pieces joined by source.spm
@@ -148,8 +173,10 @@ def _tokenizers(src: Path, config: ModelConfig) -> tuple[SentencePieceTokenizer,
     except ValueError as exc:
         raise MarianImportError(f"{src / 'vocab.json'}: {exc}") from None
     if src_tok.pad_id != config.pad_id or src_tok.eos_id != config.eos_id:
-        raise MarianImportError(f"{src / 'vocab.json'}: pad/eos ids {src_tok.pad_id}/{src_tok.eos_id} differ from "
-                                f"config.json's {config.pad_id}/{config.eos_id}")
+        raise MarianImportError(
+            f"{src / 'vocab.json'}: pad/eos ids {src_tok.pad_id}/{src_tok.eos_id} differ from "
+            f"config.json's {config.pad_id}/{config.eos_id}"
+        )
     return src_tok, tgt_tok, src_tok.unk_id
 
 
@@ -212,10 +239,12 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
     if out.parent.is_dir():
         sweep_stale(out.parent)  # what an earlier killed import left there
     with atomic_dir(out) as tmp:  # a killed import leaves no half folder under the name --out
-        write_checkpoint_files(tmp, model, src_tok, tgt_tok, card=_card(source, config, model.num_parameters(), learned),
-                               name=out.name)
-        (tmp / "marian_source.json").write_text(json.dumps(
-            {"source": source, "licence": LICENCE, "hf_config": hf}, indent=2) + "\n", encoding="utf-8")
+        write_checkpoint_files(
+            tmp, model, src_tok, tgt_tok, card=_card(source, config, model.num_parameters(), learned), name=out.name
+        )
+        (tmp / "marian_source.json").write_text(
+            json.dumps({"source": source, "licence": LICENCE, "hf_config": hf}, indent=2) + "\n", encoding="utf-8"
+        )
         load_checkpoint(tmp, device="cpu")  # refuse to publish something that does not load
     log(f"wrote {out}")
     return out

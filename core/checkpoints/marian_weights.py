@@ -17,10 +17,22 @@ from core.transformer.config import ModelConfig
 
 EMBED_NAMES = ("model.shared.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight")
 ATTN = {"q_proj": "w_q", "k_proj": "w_k", "v_proj": "w_v", "out_proj": "w_o"}
-ENC_PARTS = {"self_attn": "self_attn", "self_attn_layer_norm": "norm1", "fc1": "ff.linear1", "fc2": "ff.linear2",
-             "final_layer_norm": "norm2"}
-DEC_PARTS = {"self_attn": "self_attn", "self_attn_layer_norm": "norm1", "encoder_attn": "cross_attn",
-             "encoder_attn_layer_norm": "norm2", "fc1": "ff.linear1", "fc2": "ff.linear2", "final_layer_norm": "norm3"}
+ENC_PARTS = {
+    "self_attn": "self_attn",
+    "self_attn_layer_norm": "norm1",
+    "fc1": "ff.linear1",
+    "fc2": "ff.linear2",
+    "final_layer_norm": "norm2",
+}
+DEC_PARTS = {
+    "self_attn": "self_attn",
+    "self_attn_layer_norm": "norm1",
+    "encoder_attn": "cross_attn",
+    "encoder_attn_layer_norm": "norm2",
+    "fc1": "ff.linear1",
+    "fc2": "ff.linear2",
+    "final_layer_norm": "norm3",
+}
 
 
 def read_marian_weights(src: Path) -> dict[str, torch.Tensor]:
@@ -73,8 +85,10 @@ def convert_state_dict(state: dict[str, torch.Tensor], c: ModelConfig, src: Path
     if embed is None:
         raise CheckpointError(f"{src}: weights lack the shared embedding (model.shared.weight)")
     if tuple(embed.shape) != (c.src_vocab_size, c.d_model):
-        raise CheckpointError(f"{src}: embedding is {tuple(embed.shape)}, config.json implies "
-                              f"({c.src_vocab_size}, {c.d_model}); vocabulary and embedding rows disagree")
+        raise CheckpointError(
+            f"{src}: embedding is {tuple(embed.shape)}, config.json implies "
+            f"({c.src_vocab_size}, {c.d_model}); vocabulary and embedding rows disagree"
+        )
     out["src_embed.weight"] = embed.float()
     out["tgt_embed.weight"] = out["src_embed.weight"]
     if c.tie_output:

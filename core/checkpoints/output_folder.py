@@ -11,10 +11,19 @@ from core.errors import CheckpointError
 
 #: Files a checkpoint folder may hold: what a save, ``average`` (training.json) and the OPUS-MT
 #: import (SentencePiece models, vocab.json, marian_source.json) write.
-CHECKPOINT_FILE_NAMES = frozenset({
-    "config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json", "README.md", "manifest.json",
-    "training.json", "marian_source.json", "vocab.json",
-})
+CHECKPOINT_FILE_NAMES = frozenset(
+    {
+        "config.json",
+        "model.safetensors",
+        "tokenizer_src.json",
+        "tokenizer_tgt.json",
+        "README.md",
+        "manifest.json",
+        "training.json",
+        "marian_source.json",
+        "vocab.json",
+    }
+)
 
 
 def is_checkpoint_folder(folder: Path) -> bool:
@@ -23,8 +32,9 @@ def is_checkpoint_folder(folder: Path) -> bool:
     folder = Path(folder)
     if not ((folder / "config.json").is_file() and (folder / "model.safetensors").is_file()):
         return False
-    return all(p.is_file() and not p.is_symlink() and (p.name in CHECKPOINT_FILE_NAMES or p.suffix == ".spm")
-               for p in folder.iterdir())
+    return all(
+        p.is_file() and not p.is_symlink() and (p.name in CHECKPOINT_FILE_NAMES or p.suffix == ".spm") for p in folder.iterdir()
+    )
 
 
 def claim_output(out: str | Path, force: bool = False, inputs: tuple[str | Path, ...] = ()) -> Path:
@@ -54,12 +64,15 @@ def claim_output(out: str | Path, force: bool = False, inputs: tuple[str | Path,
     if not entries:
         return out
     if not force:
-        raise CheckpointError(f"--out {out} already exists and is not empty; choose a new folder "
-                              "(or --force to replace the checkpoint there)")
+        raise CheckpointError(
+            f"--out {out} already exists and is not empty; choose a new folder (or --force to replace the checkpoint there)"
+        )
     if not is_checkpoint_folder(out):
         odd = next((n for n in entries if n not in CHECKPOINT_FILE_NAMES and not n.endswith(".spm")), entries[0])
-        raise CheckpointError(f"--out {out} is not a checkpoint folder (it holds {odd!r}); --force replaces only a "
-                              "checkpoint, nothing else: choose a new folder")
+        raise CheckpointError(
+            f"--out {out} is not a checkpoint folder (it holds {odd!r}); --force replaces only a "
+            "checkpoint, nothing else: choose a new folder"
+        )
     return out
 
 

@@ -150,8 +150,14 @@ class RefinedLogits(nn.Module):
     ``final_logits_bias``), counted when ranking the candidates, not added here.
     """
 
-    def __init__(self, product: BF16Linear, weight: Tensor, bias: Tensor | None = None,
-                 rank_bias: Tensor | None = None, k: int = REFINE_TOP) -> None:
+    def __init__(
+        self,
+        product: BF16Linear,
+        weight: Tensor,
+        bias: Tensor | None = None,
+        rank_bias: Tensor | None = None,
+        k: int = REFINE_TOP,
+    ) -> None:
         super().__init__()
         self.product = product
         self.register_buffer("exact_weight", weight.detach().float(), persistent=False)  # [V, d_model]
@@ -203,13 +209,20 @@ def _bf16_linears(model: nn.Module, packed: bool) -> None:
     """Replace every ``nn.Linear`` of ``model`` by a :class:`PackedLinear` (``packed``) or a
     :class:`BF16Linear` (in place)."""
     kind = PackedLinear if packed else BF16Linear
-    targets = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
-               if isinstance(child, nn.Linear)]
+    targets = [
+        (parent, name, child)
+        for parent in model.modules()
+        for name, child in parent.named_children()
+        if isinstance(child, nn.Linear)
+    ]
     for parent, name, child in targets:
         if name == "generator":  # the output projection: its best candidates are scored again in float32
             rank_bias = getattr(parent, "final_logits_bias", None)
-            setattr(parent, name, RefinedLogits(kind(child), child.weight, child.bias,
-                                                rank_bias if isinstance(rank_bias, Tensor) else None))
+            setattr(
+                parent,
+                name,
+                RefinedLogits(kind(child), child.weight, child.bias, rank_bias if isinstance(rank_bias, Tensor) else None),
+            )
         else:
             setattr(parent, name, kind(child))
 
@@ -315,5 +328,16 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
     return model
 
 
-__all__ = ["PRECISIONS", "DEFAULT_PRECISION", "BF16Linear", "PackedLinear", "REFINE_TOP", "RefinedLogits",
-           "check_precision", "column_major_linears", "convert_model", "model_precision", "packed_bf16_available"]
+__all__ = [
+    "PRECISIONS",
+    "DEFAULT_PRECISION",
+    "BF16Linear",
+    "PackedLinear",
+    "REFINE_TOP",
+    "RefinedLogits",
+    "check_precision",
+    "column_major_linears",
+    "convert_model",
+    "model_precision",
+    "packed_bf16_available",
+]

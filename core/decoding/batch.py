@@ -64,8 +64,9 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
                 should_stop()
             last = [c.pad_id if done[i] else (outputs[i][-1] if outputs[i] else c.start_id) for i in range(b)]
             tgt_kpm = torch.cat([tgt_kpm, torch.tensor(done, device=device)[:, None]], dim=1)  # [B, k + 1]
-            out = model.decode(torch.tensor(last, device=device)[:, None], enc.memory, src_kpm, tgt_kpm,
-                               need_weights=True, cache=cache)
+            out = model.decode(
+                torch.tensor(last, device=device)[:, None], enc.memory, src_kpm, tgt_kpm, need_weights=True, cache=cache
+            )
             cache = out.cache
             self_masks.append(out.self_mask)
             cross_masks.append(out.cross_mask)
@@ -81,9 +82,15 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
                     continue
                 tid = int(top_i[i, 0])
                 outputs[i].append(tid)
-                steps[i].append(StepInfo(tgt_tok.id_to_token(tid), tid,
-                                         [(tgt_tok.id_to_token(int(j)), float(p)) for p, j in zip(top_p[i], top_i[i])],
-                                         step_logprob(logits[i], tid), top_ids=[int(j) for j in top_i[i]]))
+                steps[i].append(
+                    StepInfo(
+                        tgt_tok.id_to_token(tid),
+                        tid,
+                        [(tgt_tok.id_to_token(int(j)), float(p)) for p, j in zip(top_p[i], top_i[i])],
+                        step_logprob(logits[i], tid),
+                        top_ids=[int(j) for j in top_i[i]],
+                    )
+                )
                 done[i] = tid == c.eos_id or len(outputs[i]) >= budgets[i]
             if all(done):
                 break
@@ -103,19 +110,31 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
         e[:, :, skpm] = 0.0
         n = len(outputs[i])
         tgt_tokens = [BOS] + tgt_tok.ids_to_tokens(outputs[i][: n - 1]) + [PAD] * (t_len - n)
-        padded = Source(source.text, src[i].tolist(), source.tokens + [PAD] * (s_len - len(source.ids)),
-                        source.n_real, source.notice)
+        padded = Source(
+            source.text, src[i].tolist(), source.tokens + [PAD] * (s_len - len(source.ids)), source.n_real, source.notice
+        )
         applied = AppliedMasks.from_rows(
-            None if enc.attn_mask is None else enc.attn_mask[i].reshape(-1), s_len,
+            None if enc.attn_mask is None else enc.attn_mask[i].reshape(-1),
+            s_len,
             [None if m is None else m[i, 0, -1] for m in self_masks],
-            [None if m is None else m[i].reshape(-1) for m in cross_masks])
+            [None if m is None else m[i].reshape(-1) for m in cross_masks],
+        )
         maps = AttentionMaps(e, dec, cross, skpm, tkpm, causal_mask(t_len), list(padded.tokens), tgt_tokens, applied)
         truncated = outputs[i][-1] != c.eos_id
-        r = Translation(padded, tgt_tok.decode(outputs[i]), with_texts(steps[i], tgt_tok), maps, "greedy", 1,
-                        notice=source.notice, logprob=sum(st.logprob for st in steps[i]))
+        r = Translation(
+            padded,
+            tgt_tok.decode(outputs[i]),
+            with_texts(steps[i], tgt_tok),
+            maps,
+            "greedy",
+            1,
+            notice=source.notice,
+            logprob=sum(st.logprob for st in steps[i]),
+        )
         if truncated:
-            r.notice = "; ".join(x for x in (r.notice, f"output stopped at the length limit ({budgets[i]} tokens) "
-                                                       "without [EOS]") if x)
+            r.notice = "; ".join(
+                x for x in (r.notice, f"output stopped at the length limit ({budgets[i]} tokens) without [EOS]") if x
+            )
         check_finite(r)
         results.append(r)
     return results

@@ -91,10 +91,20 @@ def top_candidates(scores: Tensor, n: int) -> list[tuple[float, int]]:
     return list(zip(vals[order].tolist(), idx[order].tolist()))
 
 
-def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int = 4, alpha: float = 0.6,
-                pad_to: int | None = None, n_best: int | None = None,
-                should_stop=None, session=None, prefix: list[int] | None = None,
-                trace: list[BeamStep] | None = None, keep_greedy: bool = True) -> list[Hypothesis]:
+def beam_search(
+    model: Transformer,
+    src_tok: TextTokenizer,
+    text: str,
+    beam: int = 4,
+    alpha: float = 0.6,
+    pad_to: int | None = None,
+    n_best: int | None = None,
+    should_stop=None,
+    session=None,
+    prefix: list[int] | None = None,
+    trace: list[BeamStep] | None = None,
+    keep_greedy: bool = True,
+) -> list[Hypothesis]:
     """Beam search for one sentence; returns up to ``n_best`` (default ``beam``) distinct
     hypotheses, best score first. Each ends with exactly one EOS or is marked ``truncated``
     (the output budget ran out; scored without EOS, competing by score as Hugging Face's
@@ -175,14 +185,17 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
                     new_lp.append(lp)
                     parents.append(parent)
             if trace is not None:
-                trace.append(BeamStep([Hypothesis(s, lp, lp / length_penalty(len(s), alpha))
-                                       for s, lp in zip(new_seqs, new_lp)], finished[n_finished:]))
+                trace.append(
+                    BeamStep(
+                        [Hypothesis(s, lp, lp / length_penalty(len(s), alpha)) for s, lp in zip(new_seqs, new_lp)],
+                        finished[n_finished:],
+                    )
+                )
             if not new_seqs:  # greedy ended with EOS (or a degenerate vocabulary)
                 break
             seqs, logps = new_seqs, torch.tensor(new_lp, device=device)
             if t + 1 >= max_steps:  # output budget spent: live hypotheses end truncated
-                truncated = [Hypothesis(s, lp, lp / length_penalty(len(s), alpha), truncated=True)
-                             for s, lp in zip(seqs, new_lp)]
+                truncated = [Hypothesis(s, lp, lp / length_penalty(len(s), alpha), truncated=True) for s, lp in zip(seqs, new_lp)]
                 break
             cache = [lc.select(torch.tensor(parents, device=device)) for lc in out.cache]
             if len(finished) >= n_best:
@@ -192,8 +205,7 @@ def beam_search(model: Transformer, src_tok: TextTokenizer, text: str, beam: int
                 if kth >= bound:
                     break
     if keep_greedy and beam > 1:
-        finished += beam_search(model, src_tok, text, 1, alpha, pad_to, should_stop=should_stop, session=session,
-                                prefix=prefix)
+        finished += beam_search(model, src_tok, text, 1, alpha, pad_to, should_stop=should_stop, session=session, prefix=prefix)
     ranked = sorted(finished + truncated, key=lambda h: -h.score)  # stable: ties keep finishing order
     unique: dict[tuple, Hypothesis] = {}
     for h in ranked:

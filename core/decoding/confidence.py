@@ -25,8 +25,14 @@ LOW_CONFIDENCE_NATS = -0.38
 def has_hangul(text: str) -> bool:
     """True when ``text`` holds at least one Hangul syllable or jamo (U+AC00–U+D7A3, U+1100–U+11FF,
     U+3130–U+318F, U+A960–U+A97F, U+D7B0–U+D7FF)."""
-    return any("\uac00" <= ch <= "\ud7a3" or "\u1100" <= ch <= "\u11ff" or "\u3130" <= ch <= "\u318f"
-               or "\ua960" <= ch <= "\ua97f" or "\ud7b0" <= ch <= "\ud7ff" for ch in text)
+    return any(
+        "\uac00" <= ch <= "\ud7a3"
+        or "\u1100" <= ch <= "\u11ff"
+        or "\u3130" <= ch <= "\u318f"
+        or "\ua960" <= ch <= "\ua97f"
+        or "\ud7b0" <= ch <= "\ud7ff"
+        for ch in text
+    )
 
 
 def symbols_only(text: str) -> bool:
@@ -53,8 +59,9 @@ def is_low_confidence(score: float | None, threshold: float = LOW_CONFIDENCE_NAT
     return score is not None and score < threshold
 
 
-NOT_KOREAN = ("the input has no Korean (Hangul) text: this model translates Korean to English, "
-              "so expect little sense; translated anyway")
+NOT_KOREAN = (
+    "the input has no Korean (Hangul) text: this model translates Korean to English, so expect little sense; translated anyway"
+)
 
 
 __all__ = ["LOW_CONFIDENCE_NATS", "NOT_KOREAN", "has_hangul", "is_low_confidence", "mean_logprob", "symbols_only"]

@@ -49,8 +49,7 @@ def force_prefix(session: DecodeSession, prefix_ids: list[int]) -> int:
     return n
 
 
-def teacher_forced_pass(session: DecodeSession, tgt_in: list[int], tgt_tokens: list[str],
-                        causal: bool = True) -> TeacherForced:
+def teacher_forced_pass(session: DecodeSession, tgt_in: list[int], tgt_tokens: list[str], causal: bool = True) -> TeacherForced:
     """One parallel decoder pass over ``tgt_in [T]`` (start token first) on the session's memory.
 
     ``causal=False`` removes the causal mask (§3.2.3): every position may attend to the whole
@@ -71,10 +70,18 @@ def teacher_forced_pass(session: DecodeSession, tgt_in: list[int], tgt_tokens: l
         session.encoder_self,
         torch.stack(out.self_attn)[:, 0].float().cpu(),
         torch.stack(out.cross_attn)[:, 0].float().cpu(),
-        session.src_key_padding_mask[0].cpu(), torch.zeros(t, dtype=torch.bool), applied,
-        list(session.source.tokens), list(tgt_tokens),
-        AppliedMasks.from_pass(session.encoder_applied, len(session.source.ids), t,
-                               None if out.self_mask is None else out.self_mask[0], out.cross_mask),
+        session.src_key_padding_mask[0].cpu(),
+        torch.zeros(t, dtype=torch.bool),
+        applied,
+        list(session.source.tokens),
+        list(tgt_tokens),
+        AppliedMasks.from_pass(
+            session.encoder_applied,
+            len(session.source.ids),
+            t,
+            None if out.self_mask is None else out.self_mask[0],
+            out.cross_mask,
+        ),
     )
     return TeacherForced(maps, out.logits[0].float().cpu(), list(tgt_in))
 
@@ -113,9 +120,7 @@ def reference_stats(logits: Tensor, targets: list[int], exclude: int | None = No
     nll = -ref
     running = nll.cumsum(0) / torch.arange(1, len(targets) + 1)
     loss = float(nll.mean())
-    return ReferenceStats(ref.tolist(), ref.exp().tolist(), ranked.argmax(-1).tolist(), running.tolist(), loss,
-                          math.exp(loss))
+    return ReferenceStats(ref.tolist(), ref.exp().tolist(), ranked.argmax(-1).tolist(), running.tolist(), loss, math.exp(loss))
 
 
-__all__ = ["fresh_session", "force_prefix", "teacher_forced_pass", "reference_stats", "ReferenceStats",
-           "step_logprob"]
+__all__ = ["fresh_session", "force_prefix", "teacher_forced_pass", "reference_stats", "ReferenceStats", "step_logprob"]

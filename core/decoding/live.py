@@ -47,8 +47,9 @@ class LiveState:
 
 def complete_state(result: Translation, batch: list[Translation] | None = None) -> LiveState:
     """A finished, non-live state for a result computed in one go (teacher forcing, batch)."""
-    return LiveState(result, live=False, finished=True, budget=len(result.steps), final=result.translation,
-                     batch=list(batch or []))
+    return LiveState(
+        result, live=False, finished=True, budget=len(result.steps), final=result.translation, batch=list(batch or [])
+    )
 
 
 def branch(session: DecodeSession) -> DecodeSession:
@@ -71,22 +72,32 @@ class LiveDecoder:
         InputError: as :func:`core.decoding.translate.translate` (empty text, bad beam/pad).
     """
 
-    def __init__(self, ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad_to: int | None = None,
-                 top_k: int = 5, alpha: float = 0.6, should_stop=None, show_full: bool = False) -> None:
+    def __init__(
+        self,
+        ckpt: Checkpoint,
+        text: str,
+        beam: int | DecodingStrategy = 1,
+        pad_to: int | None = None,
+        top_k: int = 5,
+        alpha: float = 0.6,
+        should_stop=None,
+        show_full: bool = False,
+    ) -> None:
         self.strategy = as_strategy(beam)
         self.beam = self.strategy.beam_size
         self.ckpt, self.pad_to, self.alpha, self.show_full = ckpt, pad_to, alpha, show_full
-        self.session = DecodeSession(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text, pad_to=pad_to,
-                                     top_k=top_k)  # the one encode
+        self.session = DecodeSession(
+            ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, text, pad_to=pad_to, top_k=top_k
+        )  # the one encode
         self.trace: list[BeamStep] = []
         self.path: list[int] | None = None  # beam: ids being stepped through (None = the best hypothesis)
         self.forced: dict[int, int] = {}  # output position (0-based) -> forced id
         self.original: Translation | None = None
         self.fork_point: int | None = None
         self._saved: tuple | None = None  # beam state before a fork
-        self.hyps: list[Hypothesis] = self.strategy.search(ckpt.model, ckpt.src_tokenizer, text, alpha=alpha,
-                                                           should_stop=should_stop, session=self.session,
-                                                           trace=self.trace)  # [] for greedy
+        self.hyps: list[Hypothesis] = self.strategy.search(
+            ckpt.model, ckpt.src_tokenizer, text, alpha=alpha, should_stop=should_stop, session=self.session, trace=self.trace
+        )  # [] for greedy
         self.final: str | None = self._full().translation if show_full else None
 
     # ---------- the plan: which token the next step takes ----------
@@ -178,9 +189,16 @@ class LiveDecoder:
                 self._saved = (self.hyps, self.trace, self.path)
             prefix = self.session.output_ids + ids
             self.trace = []
-            self.hyps = self.strategy.search(self.ckpt.model, self.ckpt.src_tokenizer, self.session.source.text,
-                                             alpha=self.alpha, should_stop=should_stop, session=self.session,
-                                             prefix=prefix, trace=self.trace)
+            self.hyps = self.strategy.search(
+                self.ckpt.model,
+                self.ckpt.src_tokenizer,
+                self.session.source.text,
+                alpha=self.alpha,
+                should_stop=should_stop,
+                session=self.session,
+                prefix=prefix,
+                trace=self.trace,
+            )
             self.path = None
         self.fork_point = k
         self.seek(10**9, should_stop)
@@ -238,8 +256,9 @@ class LiveDecoder:
         result = session_result(s, self.strategy, self.hyps, self.trace, self.pad_to)
         check_finite(result)
         budget = s.max_steps  # also for beam: the slider must not give away the hypothesis's length
-        return LiveState(result, True, self.finished, budget, self.final, self.original, self.fork_point,
-                         path=list(self._plan() or []))
+        return LiveState(
+            result, True, self.finished, budget, self.final, self.original, self.fork_point, path=list(self._plan() or [])
+        )
 
 
 __all__ = ["LiveDecoder", "LiveState", "complete_state", "branch"]

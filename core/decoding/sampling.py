@@ -56,8 +56,18 @@ def check_sampling(temperature: float, top_k: int, top_p: float) -> None:
         raise ValueError(f"top-p must be in (0, 1] (1 = no cut), got {top_p}")
 
 
-def sample_search(strategy, model, src_tok, text: str, *, alpha: float = 0.6, should_stop=None, session=None,
-                  prefix: list[int] | None = None, trace=None) -> list[Hypothesis]:
+def sample_search(
+    strategy,
+    model,
+    src_tok,
+    text: str,
+    *,
+    alpha: float = 0.6,
+    should_stop=None,
+    session=None,
+    prefix: list[int] | None = None,
+    trace=None,
+) -> list[Hypothesis]:
     """One output drawn token by token from :func:`shaped_distribution` of each step's logits
     (``strategy``'s temperature, top-k, top-p), with a ``torch.Generator`` seeded by
     ``strategy.seed``: the same seed, text and model give the same output. ``prefix`` ids are taken

@@ -105,8 +105,15 @@ class DecodeSession:
     marks user-imposed tokens, after which the output budget (:attr:`max_steps`) is counted.
     """
 
-    def __init__(self, model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer, text: str,
-                 pad_to: int | None = None, top_k: int = 5) -> None:
+    def __init__(
+        self,
+        model: Transformer,
+        src_tok: TextTokenizer,
+        tgt_tok: TextTokenizer,
+        text: str,
+        pad_to: int | None = None,
+        top_k: int = 5,
+    ) -> None:
         self.model, self.tgt_tok, self.top_k = model, tgt_tok, top_k
         c = model.config
         self.source = prepare_source(text, src_tok, c.max_len, c.eos_id, c.pad_id, pad_to)
@@ -185,10 +192,10 @@ class DecodeSession:
             token_id,
             self.tgt_tok.id_to_token(token_id),
             [(self.tgt_tok.id_to_token(int(i)), int(i), float(p)) for p, i in zip(top_p, top_i)],
-            torch.stack([w[0, :, -1] for w in out.self_attn]).float().cpu(),   # [L, H, t]
+            torch.stack([w[0, :, -1] for w in out.self_attn]).float().cpu(),  # [L, H, t]
             torch.stack([w[0, :, -1] for w in out.cross_attn]).float().cpu(),  # [L, H, S]
             logits.cpu(),
-            self_mask=None if out.self_mask is None else out.self_mask[0, 0, -1].cpu(),   # [t] as given
+            self_mask=None if out.self_mask is None else out.self_mask[0, 0, -1].cpu(),  # [t] as given
             cross_mask=None if out.cross_mask is None else out.cross_mask[0].reshape(-1).cpu(),  # [S]
             forced=forced,
         )
@@ -221,11 +228,17 @@ class DecodeSession:
             cross[:, :, k] = st.cross_attn
         tgt_ids = [c.start_id] + self.output_ids[: max(n - 1, 0)]
         return AttentionMaps(
-            self.encoder_self, dec, cross,
-            self.src_key_padding_mask[0].cpu(), torch.zeros(n, dtype=torch.bool), causal_mask(n),
-            list(self.source.tokens), [BOS] + self.tgt_tok.ids_to_tokens(tgt_ids[1:]),
-            AppliedMasks.from_rows(self.encoder_applied, s, [st.self_mask for st in self.steps],
-                                   [st.cross_mask for st in self.steps]),
+            self.encoder_self,
+            dec,
+            cross,
+            self.src_key_padding_mask[0].cpu(),
+            torch.zeros(n, dtype=torch.bool),
+            causal_mask(n),
+            list(self.source.tokens),
+            [BOS] + self.tgt_tok.ids_to_tokens(tgt_ids[1:]),
+            AppliedMasks.from_rows(
+                self.encoder_applied, s, [st.self_mask for st in self.steps], [st.cross_mask for st in self.steps]
+            ),
         )
 
 
@@ -245,8 +258,9 @@ class TeacherForced:
     target_ids: list[int] = field(default_factory=list)
 
 
-def teacher_forced(model: Transformer, src: list[int], tgt_in: list[int], src_tokens: list[str],
-                   tgt_tokens: list[str]) -> TeacherForced:
+def teacher_forced(
+    model: Transformer, src: list[int], tgt_in: list[int], src_tokens: list[str], tgt_tokens: list[str]
+) -> TeacherForced:
     """The "training view": decoder input ``tgt_in [T]`` (BOS first) in one pass with the causal mask.
 
     Returns logits ``[T, V]`` and :class:`AttentionMaps` with ``decoder_self [L, H, T, T]``
@@ -263,10 +277,18 @@ def teacher_forced(model: Transformer, src: list[int], tgt_in: list[int], src_to
         torch.stack(enc.self_attn)[:, 0].float().cpu(),
         torch.stack(out.self_attn)[:, 0].float().cpu(),
         torch.stack(out.cross_attn)[:, 0].float().cpu(),
-        enc.src_key_padding_mask[0].cpu(), torch.zeros(t, dtype=torch.bool), causal_mask(t),
-        list(src_tokens), list(tgt_tokens),
-        AppliedMasks.from_pass(None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1), len(src), t,
-                               None if out.self_mask is None else out.self_mask[0], out.cross_mask),
+        enc.src_key_padding_mask[0].cpu(),
+        torch.zeros(t, dtype=torch.bool),
+        causal_mask(t),
+        list(src_tokens),
+        list(tgt_tokens),
+        AppliedMasks.from_pass(
+            None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1),
+            len(src),
+            t,
+            None if out.self_mask is None else out.self_mask[0],
+            out.cross_mask,
+        ),
     )
     return TeacherForced(maps, out.logits[0].float().cpu())
 

@@ -22,11 +22,30 @@ from core.defaults import check_beam
 GREEDY, BEAM, SAMPLING = "greedy", "beam", "sampling"
 
 
-def _beam(strategy: DecodingStrategy, model, src_tok, text: str, *, alpha: float = 0.6, should_stop=None,
-          session=None, prefix: list[int] | None = None, trace: list[BeamStep] | None = None) -> list[Hypothesis]:
+def _beam(
+    strategy: DecodingStrategy,
+    model,
+    src_tok,
+    text: str,
+    *,
+    alpha: float = 0.6,
+    should_stop=None,
+    session=None,
+    prefix: list[int] | None = None,
+    trace: list[BeamStep] | None = None,
+) -> list[Hypothesis]:
     """Beam search of ``strategy.beam_size`` hypotheses (:func:`core.decoding.beam.beam_search`)."""
-    return beam_search(model, src_tok, text, beam=strategy.beam_size, alpha=alpha, should_stop=should_stop,
-                       session=session, prefix=prefix, trace=trace)
+    return beam_search(
+        model,
+        src_tok,
+        text,
+        beam=strategy.beam_size,
+        alpha=alpha,
+        should_stop=should_stop,
+        session=session,
+        prefix=prefix,
+        trace=trace,
+    )
 
 
 def _sampling(strategy: DecodingStrategy, model, src_tok, text: str, **kw) -> list[Hypothesis]:
@@ -137,8 +156,18 @@ class DecodingStrategy:
         each step takes the argmax (greedy)."""
         return STRATEGIES[self.name] is not None
 
-    def search(self, model, src_tok, text: str, *, alpha: float = 0.6, should_stop=None, session=None,
-               prefix: list[int] | None = None, trace: list[BeamStep] | None = None) -> list[Hypothesis]:
+    def search(
+        self,
+        model,
+        src_tok,
+        text: str,
+        *,
+        alpha: float = 0.6,
+        should_stop=None,
+        session=None,
+        prefix: list[int] | None = None,
+        trace: list[BeamStep] | None = None,
+    ) -> list[Hypothesis]:
         """The hypotheses to step through, best first ([] when :attr:`searches_ahead` is False).
 
         ``alpha``: GNMT length-penalty exponent; ``session``: reuse its encoder output; ``prefix``:
@@ -148,14 +177,17 @@ class DecodingStrategy:
         fn = STRATEGIES[self.name]
         if fn is None:
             return []
-        return fn(self, model, src_tok, text, alpha=alpha, should_stop=should_stop, session=session, prefix=prefix,
-                  trace=trace)
+        return fn(self, model, src_tok, text, alpha=alpha, should_stop=should_stop, session=session, prefix=prefix, trace=trace)
 
     def __str__(self) -> str:
         """``greedy``, ``beam 4`` or ``sampling T=0.8 top-k 40 top-p 0.9 seed 1``."""
         if self.is_sampling:
-            return (f"sampling T={self.temperature:g}" + (f" top-k {self.sample_top_k}" if self.sample_top_k else "")
-                    + (f" top-p {self.top_p:g}" if self.top_p < 1 else "") + f" seed {self.seed}")
+            return (
+                f"sampling T={self.temperature:g}"
+                + (f" top-k {self.sample_top_k}" if self.sample_top_k else "")
+                + (f" top-p {self.top_p:g}" if self.top_p < 1 else "")
+                + f" seed {self.seed}"
+            )
         return self.name if self.is_greedy else f"{self.name} {self.beam_size}"
 
 

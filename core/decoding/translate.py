@@ -131,11 +131,18 @@ class Translation:
             "tgt_tokens": m.tgt_tokens,
             "logprob": None if self.logprob is None else round(self.logprob, 6),
             "steps": [_step_json(s, self.mode == "teacher_forced") for s in self.steps],
-            "hypotheses": [{"text": t, "score": round(sc, 6), "truncated": tr}
-                           | ({"logprob": round(self.hypothesis_logprobs[i], 6)} if i < len(self.hypothesis_logprobs) else {})
-                           for i, (t, sc, tr) in enumerate(self.hypotheses)],
-            "beam_trace": [[{"tokens": b.tokens, "logprob": round(b.logprob, 6), "score": round(b.score, 6),
-                             "finished": b.finished} for b in rows] for rows in self.beam_trace],
+            "hypotheses": [
+                {"text": t, "score": round(sc, 6), "truncated": tr}
+                | ({"logprob": round(self.hypothesis_logprobs[i], 6)} if i < len(self.hypothesis_logprobs) else {})
+                for i, (t, sc, tr) in enumerate(self.hypotheses)
+            ],
+            "beam_trace": [
+                [
+                    {"tokens": b.tokens, "logprob": round(b.logprob, 6), "score": round(b.score, 6), "finished": b.finished}
+                    for b in rows
+                ]
+                for rows in self.beam_trace
+            ],
             "attention": m.to_json(),
             "masks": {
                 "src_key_padding": m.src_key_padding_mask.tolist(),
@@ -150,8 +157,13 @@ class Translation:
 
 
 def _step_json(s: StepInfo, teacher_forced: bool) -> dict:
-    d = {"token": s.token, "id": s.token_id, "top_k": [[t, round(p, 6)] for t, p in s.top_k],
-         "logprob": None if s.logprob is None else round(s.logprob, 6), "forced": s.forced}
+    d = {
+        "token": s.token,
+        "id": s.token_id,
+        "top_k": [[t, round(p, 6)] for t, p in s.top_k],
+        "logprob": None if s.logprob is None else round(s.logprob, 6),
+        "forced": s.forced,
+    }
     if s.shaped is not None:
         d["top_k_sampled_from"] = [round(p, 6) for p in s.shaped]
     if teacher_forced:
@@ -172,13 +184,29 @@ def with_texts(steps: list[StepInfo], tgt_tok) -> list[StepInfo]:
 
 def session_steps(session: DecodeSession) -> list[StepInfo]:
     """The session's steps as :class:`StepInfo` (with each chosen token's log-probability)."""
-    return with_texts([StepInfo(s.token, s.token_id, [(t, p) for t, _, p in s.top_k],
-                                step_logprob(s.logits, s.token_id), s.forced, top_ids=[i for _, i, _ in s.top_k])
-                       for s in session.steps], session.tgt_tok)
+    return with_texts(
+        [
+            StepInfo(
+                s.token,
+                s.token_id,
+                [(t, p) for t, _, p in s.top_k],
+                step_logprob(s.logits, s.token_id),
+                s.forced,
+                top_ids=[i for _, i, _ in s.top_k],
+            )
+            for s in session.steps
+        ],
+        session.tgt_tok,
+    )
 
 
-def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyps: list[Hypothesis] | None = None,
-                   trace: list[BeamStep] | None = None, pad_to: int | None = None) -> Translation:
+def session_result(
+    session: DecodeSession,
+    beam: int | DecodingStrategy = 1,
+    hyps: list[Hypothesis] | None = None,
+    trace: list[BeamStep] | None = None,
+    pad_to: int | None = None,
+) -> Translation:
     """A displayable :class:`Translation` of the session as it stands now (any number of steps,
     finished or not): what the app shows while stepping live. ``beam``: the strategy (or its beam
     size, 1 = greedy) that gives ``mode`` and ``beam``; ``hyps``/``trace``: beam results."""
@@ -190,11 +218,17 @@ def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyp
             p = shaped_distribution(s.logits, strategy.temperature, strategy.sample_top_k, strategy.top_p)
             info.shaped = [float(p[i]) for i in info.top_ids]
     result = Translation(
-        session.source, session.translation, steps, session.maps(),
-        strategy.name, strategy.beam_size,
+        session.source,
+        session.translation,
+        steps,
+        session.maps(),
+        strategy.name,
+        strategy.beam_size,
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
-        session.source.notice, logprob=sum(s.logprob for s in steps) if steps else None,
-        beam_trace=beam_table(trace or [], tgt_tok), hypothesis_logprobs=[h.logprob for h in hyps or []],
+        session.source.notice,
+        logprob=sum(s.logprob for s in steps) if steps else None,
+        beam_trace=beam_table(trace or [], tgt_tok),
+        hypothesis_logprobs=[h.logprob for h in hyps or []],
         decoding=str(strategy),
     )
     if not has_hangul(session.source.text):
@@ -205,26 +239,35 @@ def session_result(session: DecodeSession, beam: int | DecodingStrategy = 1, hyp
         # nothing to translate (emoji, symbols): shown unchanged; the model's own output is kept and named
         result.model_output = result.translation
         result.translation = shown
-        result.notice = _join(result.notice, f"only symbols: passed through unchanged (the model wrote "
-                                             f"{result.model_output!r})")
+        result.notice = _join(result.notice, f"only symbols: passed through unchanged (the model wrote {result.model_output!r})")
     n_unk = session.source.tokens.count("[UNK]")
     if n_unk:
         result.notice = _join(result.notice, f"{n_unk} character(s) unknown to the model are shown as [UNK]")
     if pad_to is not None and pad_to < session.source.n_real:
-        result.notice = _join(result.notice,
-                              f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added")
+        result.notice = _join(
+            result.notice, f"pad-to {pad_to} is shorter than the {len(session.source.ids)} source positions: no padding added"
+        )
     if session.truncated:
         n_prefix = session.prefix_len
-        limit = (f"{session.max_steps - n_prefix} tokens after the {n_prefix}-token prefix" if n_prefix
-                 else f"{session.max_steps} tokens")
+        limit = (
+            f"{session.max_steps - n_prefix} tokens after the {n_prefix}-token prefix"
+            if n_prefix
+            else f"{session.max_steps} tokens"
+        )
         result.notice = _join(result.notice, f"output stopped at the length limit ({limit}) without [EOS]")
     return result
 
 
 def beam_table(trace: list[BeamStep], tgt_tok) -> list[list[BeamRow]]:
     """The search trace as rows per step (live first, then those finished at that step)."""
-    return [[BeamRow(h.ids, tgt_tok.ids_to_tokens(h.ids), h.logprob, h.score, done, tgt_tok.decode(h.ids))
-             for done, hs in ((False, bs.live), (True, bs.finished)) for h in hs] for bs in trace]
+    return [
+        [
+            BeamRow(h.ids, tgt_tok.ids_to_tokens(h.ids), h.logprob, h.score, done, tgt_tok.decode(h.ids))
+            for done, hs in ((False, bs.live), (True, bs.finished))
+            for h in hs
+        ]
+        for bs in trace
+    ]
 
 
 def replay(session: DecodeSession, hyp: Hypothesis, n_forced: int = 0) -> None:
@@ -232,7 +275,7 @@ def replay(session: DecodeSession, hyp: Hypothesis, n_forced: int = 0) -> None:
     so its maps and top-k are those the cached decoder computes; the first ``n_forced`` are marked
     forced."""
     ids = hyp.ids + ([] if hyp.truncated else [session.model.config.eos_id])
-    for i, tid in enumerate(ids[len(session.steps):], start=len(session.steps)):
+    for i, tid in enumerate(ids[len(session.steps) :], start=len(session.steps)):
         if session.step(force=tid, forced=i < n_forced) is None:
             break
 
@@ -249,8 +292,10 @@ def prefix_word_notice(session: DecodeSession, n_prefix: int) -> str | None:
     if nxt.startswith("▁") or not nxt[:1].isalnum() or not last[-1:].isalnum() or nxt.startswith("["):
         return None
     word = last.lstrip("▁")
-    return (f"the model continued the prefix's last word ('{word}' + '{nxt}'): a prefix is forced as subword "
-            f"tokens, not whole words, so the output does not start with the word '{word}'")
+    return (
+        f"the model continued the prefix's last word ('{word}' + '{nxt}'): a prefix is forced as subword "
+        f"tokens, not whole words, so the output does not start with the word '{word}'"
+    )
 
 
 def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
@@ -263,9 +308,18 @@ def prefix_ids(session: DecodeSession, prefix: str | None) -> list[int]:
     return ids
 
 
-def translate(ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad_to: int | None = None,
-              reference: str | None = None, top_k: int = 5, alpha: float = 0.6, should_stop=None, prefix: str | None = None,
-              causal: bool = True) -> Translation:
+def translate(
+    ckpt: Checkpoint,
+    text: str,
+    beam: int | DecodingStrategy = 1,
+    pad_to: int | None = None,
+    reference: str | None = None,
+    top_k: int = 5,
+    alpha: float = 0.6,
+    should_stop=None,
+    prefix: str | None = None,
+    causal: bool = True,
+) -> Translation:
     """Translate ``text``: tokenize and encode once, then take exactly one path.
 
     - greedy (``beam`` 1 or :meth:`DecodingStrategy.greedy`): a :class:`DecodeSession` steps on its KV cache;
@@ -303,8 +357,9 @@ def translate(ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad
     else:
         forced = prefix_ids(session, prefix)
         trace: list[BeamStep] = []
-        hyps = strategy.search(model, src_tok, text, alpha=alpha, should_stop=should_stop, session=session,
-                               prefix=forced, trace=trace)
+        hyps = strategy.search(
+            model, src_tok, text, alpha=alpha, should_stop=should_stop, session=session, prefix=forced, trace=trace
+        )
         if strategy.searches_ahead:
             replay(session, hyps[0], len(forced))
         else:
@@ -316,15 +371,16 @@ def translate(ckpt: Checkpoint, text: str, beam: int | DecodingStrategy = 1, pad
         result = session_result(session, strategy, hyps, trace, pad_to)
         n_fit = sum(s.forced for s in session.steps)
         if len(forced) > n_fit:  # the budget counts after the prefix: only max_len can cut it
-            result.notice = _join(result.notice, f"the prefix has {len(forced)} tokens; only {n_fit} fit the "
-                                                 f"model's {model.config.max_len - 1} output positions")
+            result.notice = _join(
+                result.notice,
+                f"the prefix has {len(forced)} tokens; only {n_fit} fit the model's {model.config.max_len - 1} output positions",
+            )
         result.notice = _join(result.notice, prefix_word_notice(session, n_fit))
     check_finite(result)
     return result
 
 
-def reference_result(session: DecodeSession, reference: str, causal: bool = True,
-                     pad_to: int | None = None) -> Translation:
+def reference_result(session: DecodeSession, reference: str, causal: bool = True, pad_to: int | None = None) -> Translation:
     """The teacher-forced "training view" of the session's source under ``reference``: one
     parallel pass (no decoding), with the reference log-probabilities, argmax and loss per step.
 
@@ -344,10 +400,19 @@ def reference_result(session: DecodeSession, reference: str, causal: bool = True
     def name(t: int) -> str:
         return EOS if t == c.eos_id else tgt_tok.id_to_token(t)
 
-    steps = [StepInfo(name(t), t, [(tgt_tok.id_to_token(int(i)), float(p)) for p, i in zip(top_p[k], top_i[k])],
-                      stats.ref_logprob[k], False, name(stats.argmax[k]), stats.running_loss[k],
-                      [int(i) for i in top_i[k]])
-             for k, t in enumerate(targets)]
+    steps = [
+        StepInfo(
+            name(t),
+            t,
+            [(tgt_tok.id_to_token(int(i)), float(p)) for p, i in zip(top_p[k], top_i[k])],
+            stats.ref_logprob[k],
+            False,
+            name(stats.argmax[k]),
+            stats.running_loss[k],
+            [int(i) for i in top_i[k]],
+        )
+        for k, t in enumerate(targets)
+    ]
     with_texts(steps, tgt_tok)
     argmax_ids = []
     for t in stats.argmax:
@@ -379,8 +444,10 @@ def reference_view(ref_ids: list[int], max_len: int, start_id: int, eos_id: int)
     if len(ref_ids) + 1 <= max_len:
         return [start_id] + ref_ids, ref_ids + [eos_id], ""
     kept = max_len - 1
-    notice = (f"reference has {len(ref_ids)} tokens; only the first {kept} were fed to the decoder "
-              f"(max_len {max_len}), so the view ends before the reference does")
+    notice = (
+        f"reference has {len(ref_ids)} tokens; only the first {kept} were fed to the decoder "
+        f"(max_len {max_len}), so the view ends before the reference does"
+    )
     return [start_id] + ref_ids[:kept], ref_ids[:max_len], notice
 
 
@@ -395,5 +462,15 @@ def check_finite(result: Translation) -> None:
             raise InputError("internal error: non-finite probabilities")
 
 
-__all__ = ["translate", "Translation", "StepInfo", "prepare_source", "reference_view", "session_result",
-           "reference_result", "replay", "prefix_ids", "with_texts"]
+__all__ = [
+    "translate",
+    "Translation",
+    "StepInfo",
+    "prepare_source",
+    "reference_view",
+    "session_result",
+    "reference_result",
+    "replay",
+    "prefix_ids",
+    "with_texts",
+]

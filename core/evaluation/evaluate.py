@@ -16,8 +16,9 @@ from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.textio import read_aligned
 
 
-def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int | DecodingStrategy = 1, batch_size: int = 64,
-                     alpha: float = 0.6) -> list[str]:
+def translate_corpus(
+    ckpt: Checkpoint, sources: list[str], beam: int | DecodingStrategy = 1, batch_size: int = 64, alpha: float = 0.6
+) -> list[str]:
     """Translate every line; an empty line gives an empty hypothesis. ``beam``: a
     :class:`DecodingStrategy` or a beam size (1 = greedy). Greedy runs in length-sorted batches;
     beam search one sentence at a time.
@@ -32,8 +33,9 @@ def translate_corpus(ckpt: Checkpoint, sources: list[str], beam: int | DecodingS
         idx.sort(key=lambda i: len(sources[i]))
         for start in tqdm(range(0, len(idx), batch_size), desc="greedy", mininterval=10):
             chunk = idx[start : start + batch_size]
-            for i, ids in zip(chunk, greedy_batch(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer,
-                                                  [sources[i] for i in chunk])):
+            for i, ids in zip(
+                chunk, greedy_batch(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, [sources[i] for i in chunk])
+            ):
                 out[i] = ckpt.tgt_tokenizer.decode(ids)
     else:
         for i in tqdm(idx, desc=str(strategy), mininterval=10):
@@ -50,8 +52,12 @@ def score(hypotheses: list[str], references: list[str]) -> dict:
     chrf = sacrebleu.metrics.CHRF()
     b = bleu.corpus_score(hypotheses, [references])
     c = chrf.corpus_score(hypotheses, [references])
-    return {"bleu": round(b.score, 2), "chrf": round(c.score, 2),
-            "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature())}
+    return {
+        "bleu": round(b.score, 2),
+        "chrf": round(c.score, 2),
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+    }
 
 
 FINANCE_WORDS = ("shares", "stocks", "nasdaq", "percent", "index", "dow", "investors", "earnings")
@@ -66,8 +72,7 @@ def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_
     return out
 
 
-def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStrategy = 1,
-                   limit: int | None = None) -> dict:
+def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStrategy = 1, limit: int | None = None) -> dict:
     """Translate ``src`` (one sentence per line) and score against ``ref``. ``beam``: a
     :class:`DecodingStrategy` or a beam size (1 = greedy); the result's ``beam`` is its beam size.
 
@@ -85,8 +90,14 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStr
     hyps = translate_corpus(ckpt, sources, beam=strategy)
     result = score(hyps, refs)
     result["finance_words_hyp_ref"] = register_counts(hyps, refs)
-    result.update(src=str(src), ref=str(ref), lines=len(sources), beam=strategy.beam_size, seconds=round(time.time() - t0, 1),
-                  checkpoint=str(ckpt.path))
+    result.update(
+        src=str(src),
+        ref=str(ref),
+        lines=len(sources),
+        beam=strategy.beam_size,
+        seconds=round(time.time() - t0, 1),
+        checkpoint=str(ckpt.path),
+    )
     return result | {"hypotheses_sample": hyps[:5]}
 
 

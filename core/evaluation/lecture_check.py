@@ -27,8 +27,15 @@ LECTURE_FIXTURE = FIXTURES / "lecture_sentences.tsv"
 COPY_FIXTURE = FIXTURES / "copy_check.tsv"
 
 _CONTRACTIONS = [
-    (r"\bcan't\b", "can not"), (r"\bcannot\b", "can not"), (r"\bwon't\b", "will not"), (r"n't\b", " not"),
-    (r"'m\b", " am"), (r"'re\b", " are"), (r"'s\b", " is"), (r"'ve\b", " have"), (r"'ll\b", " will"),
+    (r"\bcan't\b", "can not"),
+    (r"\bcannot\b", "can not"),
+    (r"\bwon't\b", "will not"),
+    (r"n't\b", " not"),
+    (r"'m\b", " am"),
+    (r"'re\b", " are"),
+    (r"'s\b", " is"),
+    (r"'ve\b", " have"),
+    (r"'ll\b", " will"),
     (r"'d\b", " would"),
 ]
 
@@ -78,6 +85,7 @@ def _whole(hypothesis: str, s: str) -> bool:
     starts (ends) with a digit must not have a digit before (after) it, one that starts (ends) with a
     letter must not have a letter there. So "80" is not found in "800B", nor "15" in "150", while
     "GB" is found in "80GB" and "1,350" in "$1,350"."""
+
     def same_kind(a: str, b: str) -> bool:
         return (a.isdigit() and b.isdigit()) or (a.isalpha() and b.isalpha())
 
@@ -102,8 +110,12 @@ def _load_all(paths: str | Path | list) -> list[FixtureItem]:
     return [i for p in (paths if isinstance(paths, list) else [paths]) for i in load_fixture(p)]
 
 
-def run_checks(ckpt: Checkpoint, beam: int | DecodingStrategy = 1, lecture: str | Path | list = LECTURE_FIXTURE,
-               copy: str | Path | list = COPY_FIXTURE) -> dict:
+def run_checks(
+    ckpt: Checkpoint,
+    beam: int | DecodingStrategy = 1,
+    lecture: str | Path | list = LECTURE_FIXTURE,
+    copy: str | Path | list = COPY_FIXTURE,
+) -> dict:
     """Translate both fixtures with ``ckpt`` and score them (``lecture`` and ``copy`` may each be
     a list of fixture files, read one after the other). ``beam``: a :class:`DecodingStrategy` or
     a beam size (1 = greedy; InputError when out of range).
@@ -124,11 +136,22 @@ def run_checks(ckpt: Checkpoint, beam: int | DecodingStrategy = 1, lecture: str 
     hits = [copied(h, i.targets) for h, i in zip(chyps, cp)]
     n_hit, n_all = sum(sum(h) for h in hits), sum(len(h) for h in hits)
     return {
-        "checkpoint": str(ckpt.path), "beam": strategy.beam_size,
-        "lecture": {"acceptable": sum(ok), "total": len(lec), "rate": round(sum(ok) / len(lec), 3),
-                    "chrf_first_reference": round(chrf, 2),
-                    "rows": [{"source": i.source, "output": h, "acceptable": a} for i, h, a in zip(lec, hyps, ok)]},
-        "copy": {"copied": n_hit, "total": n_all, "rate": round(n_hit / n_all, 3),
-                 "rows": [{"source": i.source, "output": h, "missing": [s for s, k in zip(i.targets, hit) if not k]}
-                          for i, h, hit in zip(cp, chyps, hits)]},
+        "checkpoint": str(ckpt.path),
+        "beam": strategy.beam_size,
+        "lecture": {
+            "acceptable": sum(ok),
+            "total": len(lec),
+            "rate": round(sum(ok) / len(lec), 3),
+            "chrf_first_reference": round(chrf, 2),
+            "rows": [{"source": i.source, "output": h, "acceptable": a} for i, h, a in zip(lec, hyps, ok)],
+        },
+        "copy": {
+            "copied": n_hit,
+            "total": n_all,
+            "rate": round(n_hit / n_all, 3),
+            "rows": [
+                {"source": i.source, "output": h, "missing": [s for s, k in zip(i.targets, hit) if not k]}
+                for i, h, hit in zip(cp, chyps, hits)
+            ],
+        },
     }

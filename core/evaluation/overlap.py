@@ -28,7 +28,7 @@ def normalise(text: str) -> str:
 def trigrams(text: str) -> frozenset[str]:
     """Character 3-grams of :func:`normalise` (the whole string when it is shorter than 3)."""
     t = normalise(text)
-    return frozenset(t[i:i + 3] for i in range(max(len(t) - 2, 1)))
+    return frozenset(t[i : i + 3] for i in range(max(len(t) - 2, 1)))
 
 
 @dataclass
@@ -96,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         matches = [m for m in closest(lines, train) if m is not None]
         exact = sum(m.exact for m in matches)
         near = sum(m.similarity >= args.threshold and not m.exact for m in matches)
-        print(f"{path}: {len(lines)} lines against {len(train)} training lines: {exact} exact, "
-              f"{near} near duplicates (3-gram Jaccard >= {args.threshold})")
+        print(
+            f"{path}: {len(lines)} lines against {len(train)} training lines: {exact} exact, "
+            f"{near} near duplicates (3-gram Jaccard >= {args.threshold})"
+        )
         for m in sorted(matches, key=lambda m: -m.similarity)[: args.show]:
             print(f"  {m.similarity:.2f} {m.eval_line}  ~  {m.train_line}  [{m.source}]")
     return 0

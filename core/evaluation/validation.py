@@ -9,8 +9,14 @@ from core.transformer.model import Transformer
 
 
 @torch.no_grad()
-def valid_chrf(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer, sources: list[str],
-               references: list[str], batch_size: int = 64) -> float:
+def valid_chrf(
+    model: Transformer,
+    src_tok: TextTokenizer,
+    tgt_tok: TextTokenizer,
+    sources: list[str],
+    references: list[str],
+    batch_size: int = 64,
+) -> float:
     """sacreBLEU chrF of batched greedy translations of ``sources`` (checkpoint selection)."""
     import sacrebleu
 

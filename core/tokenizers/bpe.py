@@ -25,8 +25,13 @@ PAD, BOS, EOS, UNK = SPECIAL_TOKENS
 def _normalizer() -> normalizers.Normalizer:
     fullwidth = [normalizers.Replace(chr(0xFF01 + i), chr(0x21 + i)) for i in range(94)]
     return normalizers.Sequence(
-        [normalizers.NFC(), *fullwidth, normalizers.Replace("▁", "_"),  # ▁ marks word starts in tokens
-         normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()]
+        [
+            normalizers.NFC(),
+            *fullwidth,
+            normalizers.Replace("▁", "_"),  # ▁ marks word starts in tokens
+            normalizers.Replace(Regex(r"\s+"), " "),
+            normalizers.Strip(),
+        ]
     )
 
 

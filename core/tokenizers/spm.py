@@ -55,8 +55,9 @@ def _load_spm(path: Path):
     try:
         import sentencepiece
     except ImportError:
-        raise ValueError(f"{path}: reading SentencePiece models needs `pip install sentencepiece` "
-                         "(or the extra: pip install -e \".[import]\")") from None
+        raise ValueError(
+            f'{path}: reading SentencePiece models needs `pip install sentencepiece` (or the extra: pip install -e ".[import]")'
+        ) from None
     sp = sentencepiece.SentencePieceProcessor()
     try:
         sp.Load(str(path))
@@ -87,9 +88,15 @@ class SentencePieceTokenizer:
         ValueError: ids not 0..V-1 without gaps, a special piece missing, unreadable model.
     """
 
-    def __init__(self, model_file: str | Path, vocab: dict[str, int], pad_token: str = "<pad>",
-                 eos_token: str = "</s>", unk_token: str = "<unk>",
-                 decode_model_file: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        model_file: str | Path,
+        vocab: dict[str, int],
+        pad_token: str = "<pad>",
+        eos_token: str = "</s>",
+        unk_token: str = "<unk>",
+        decode_model_file: str | Path | None = None,
+    ) -> None:
         self.model_file = Path(model_file)
         self.sp = _load_spm(self.model_file)
         self.decode_model_file = self.model_file if decode_model_file is None else Path(decode_model_file)
@@ -133,8 +140,12 @@ class SentencePieceTokenizer:
         specials = {k: desc[k] for k in ("pad_token", "eos_token", "unk_token") if k in desc}
         if not all(isinstance(v, str) for v in specials.values()):
             raise ValueError(f"{path}: special tokens must be strings")
-        return cls(model_file, vocab, **specials,
-                   decode_model_file=None if decode_model is None else _named_file(path, decode_model, "decode_model"))
+        return cls(
+            model_file,
+            vocab,
+            **specials,
+            decode_model_file=None if decode_model is None else _named_file(path, decode_model, "decode_model"),
+        )
 
     def save(self, path: str | Path) -> None:
         """Write the descriptor to ``path`` and copy the ``.spm`` model(s) and ``vocab.json`` next to it."""

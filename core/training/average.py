@@ -18,13 +18,21 @@ def _signature(tok) -> list[tuple[str, object]]:
     if hasattr(tok, "tokenizer"):
         data = json.loads(tok.tokenizer.to_str())
         model = data.get("model") or {}
-        parts = [("normalizer", data.get("normalizer")), ("pre-tokenizer", data.get("pre_tokenizer")),
-                 ("added tokens", data.get("added_tokens")), ("decoder", data.get("decoder")),
-                 ("model type", model.get("type")), ("merges", model.get("merges"))]
+        parts = [
+            ("normalizer", data.get("normalizer")),
+            ("pre-tokenizer", data.get("pre_tokenizer")),
+            ("added tokens", data.get("added_tokens")),
+            ("decoder", data.get("decoder")),
+            ("model type", model.get("type")),
+            ("merges", model.get("merges")),
+        ]
         parts += [(f"model {k}", v) for k, v in sorted(model.items()) if k not in ("vocab", "merges")]
         return parts
-    return [("special tokens", tok.special_tokens), ("model", tok.model_file.read_bytes()),
-            ("decode model", tok.decode_model_file.read_bytes())]
+    return [
+        ("special tokens", tok.special_tokens),
+        ("model", tok.model_file.read_bytes()),
+        ("decode model", tok.decode_model_file.read_bytes()),
+    ]
 
 
 def first_difference(a, b) -> str | None:
@@ -69,8 +77,10 @@ def average_checkpoints(paths: list[str | Path], out: str | Path, force: bool = 
         for side in ("src_tokenizer", "tgt_tokenizer"):
             diff = first_difference(getattr(first, side), getattr(ck, side))
             if diff is not None:
-                raise CheckpointError(f"{p}: {side.replace('_', ' ')} differs from {paths[0]}'s ({diff}); "
-                                      "weights of different vocabularies cannot be averaged")
+                raise CheckpointError(
+                    f"{p}: {side.replace('_', ' ')} differs from {paths[0]}'s ({diff}); "
+                    "weights of different vocabularies cannot be averaged"
+                )
         for k, v in ck.model.state_dict().items():
             total[k] += v.double()
     avg = {k: (v / len(paths)).float() for k, v in total.items()}

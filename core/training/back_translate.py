@@ -41,8 +41,9 @@ def keep_pair(ko: str, en: str, min_ratio: float = 0.15, max_ratio: float = 1.5)
     return min_ratio <= len(ko) / max(len(en), 1) <= max_ratio
 
 
-def back_translate(checkpoint: str, lines: list[str], out: str | Path, chunk: int = 2000,
-                   batch_size: int = 64, keep=keep_pair) -> dict:
+def back_translate(
+    checkpoint: str, lines: list[str], out: str | Path, chunk: int = 2000, batch_size: int = 64, keep=keep_pair
+) -> dict:
     """Translate ``lines`` (English) with the English→Korean ``checkpoint`` into ``OUT.ko``/``OUT.en``.
 
     Resumable: ``OUT.progress.json`` records how many input lines are done (whole chunks), and the kept
@@ -86,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    result = back_translate(args.checkpoint, [x.strip() for x in read_lines(args.input) if x.strip()],
-                            args.out, args.chunk)
+    result = back_translate(args.checkpoint, [x.strip() for x in read_lines(args.input) if x.strip()], args.out, args.chunk)
     print(json.dumps(result))
     return 0
 

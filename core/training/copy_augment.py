@@ -29,21 +29,38 @@ from core.training.copy_shapes import _digits, repeat_string, rich_string
 #: A copyable string: starts and ends with a letter/digit (or ``+``, for C++), may contain . , : @ / + _ -
 COPYABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.,:@/+_\-]*[A-Za-z0-9+]|[A-Za-z0-9]")
 #: Korean transliteration → English spelling, as the Tatoeba and textbook sets write them.
-NAME_PAIRS = {"톰": "Tom", "메리": "Mary", "존": "John", "앨리스": "Alice", "보스턴": "Boston",
-              "도쿄": "Tokyo", "호주": "Australia", "런던": "London", "뉴욕": "New York"}
+NAME_PAIRS = {
+    "톰": "Tom",
+    "메리": "Mary",
+    "존": "John",
+    "앨리스": "Alice",
+    "보스턴": "Boston",
+    "도쿄": "Tokyo",
+    "호주": "Australia",
+    "런던": "London",
+    "뉴욕": "New York",
+}
 #: A transliterated name counts only at a word start and followed by a particle or the word's end
 #: (톰은, 존에게), so 존중 ("respect") or 아톰 is never touched.
 PARTICLE_AFTER = r"(?=은|는|이|가|을|를|에게|에서|에|의|과|와|도|한테|랑|이랑|\s|$|[.,?!])"
-FIRST_NAMES = ("Anna Peter Mary Tom John Alice Emma Liam Noah Olivia Mia Lucas Sofia Ethan Chloe Daniel "
-               "Laura Kevin Sarah David James Linda Maria Paul Ken Yuki Minsu Jisoo Hana Min Leo Nina Omar "
-               "Ivan Elena Carlos Fatima Grace Henry Isabel Jack Karen Lily Mark Nora Oscar Rosa Sam Tina "
-               "Victor Wendy Zoe Brian Clara Diego Ella Felix Hugo Iris").split()
-PLACES = ("Boston Seoul Busan London Paris Tokyo Berlin Sydney Toronto Chicago Madrid Rome Vienna Oslo "
-          "Dublin Lisbon Prague Denver Austin Osaka Jeju Incheon Daegu Texas California Canada Mexico").split()
-BRANDS = ("Google Apple Samsung Netflix Linux Python Java Ubuntu Windows GitHub YouTube Firefox Excel "
-          "Android iPhone Zoom Slack Docker Kakao Naver Hyundai Nike Adidas Spotify Amazon Tesla").split()
-WORDS = ("report data notes main config test app photo music index setup draft budget plan memo invoice "
-         "backup readme script server client school project").split()
+FIRST_NAMES = (
+    "Anna Peter Mary Tom John Alice Emma Liam Noah Olivia Mia Lucas Sofia Ethan Chloe Daniel "
+    "Laura Kevin Sarah David James Linda Maria Paul Ken Yuki Minsu Jisoo Hana Min Leo Nina Omar "
+    "Ivan Elena Carlos Fatima Grace Henry Isabel Jack Karen Lily Mark Nora Oscar Rosa Sam Tina "
+    "Victor Wendy Zoe Brian Clara Diego Ella Felix Hugo Iris"
+).split()
+PLACES = (
+    "Boston Seoul Busan London Paris Tokyo Berlin Sydney Toronto Chicago Madrid Rome Vienna Oslo "
+    "Dublin Lisbon Prague Denver Austin Osaka Jeju Incheon Daegu Texas California Canada Mexico"
+).split()
+BRANDS = (
+    "Google Apple Samsung Netflix Linux Python Java Ubuntu Windows GitHub YouTube Firefox Excel "
+    "Android iPhone Zoom Slack Docker Kakao Naver Hyundai Nike Adidas Spotify Amazon Tesla"
+).split()
+WORDS = (
+    "report data notes main config test app photo music index setup draft budget plan memo invoice "
+    "backup readme script server client school project"
+).split()
 EXTS = "pdf txt json py csv png jpg docx html md zip".split()
 TLDS = "com org net io kr".split()
 
@@ -82,8 +99,11 @@ def any_string(rng: random.Random, numeric: bool) -> str:
     if shape == 3:
         return replacement("https://x", rng) if rng.random() < 0.5 else f"www.{rng.choice(WORDS)}.{rng.choice(TLDS)}"
     if shape == 4:
-        return (f"{rng.choice(WORDS)}.{rng.choice(EXTS)}" if rng.random() < 0.6
-                else f"{rng.choice(WORDS)}_{_digits(rng, 4, True)}.{rng.choice(EXTS)}")
+        return (
+            f"{rng.choice(WORDS)}.{rng.choice(EXTS)}"
+            if rng.random() < 0.6
+            else f"{rng.choice(WORDS)}_{_digits(rng, 4, True)}.{rng.choice(EXTS)}"
+        )
     if shape == 5:
         return f"{rng.choice(WORDS)}{_digits(rng, rng.randint(1, 4), False)}"
     return rng.choice(("C++", "C#", "Node.js", "Wi-Fi", "K-pop", "3D", "USB-C")) if rng.random() < 0.3 else _latin_word(rng)
@@ -108,8 +128,7 @@ def replacement(s: str, rng: random.Random) -> str:
         if len(runs) == 1:  # a lone number: keep or change its length by one
             n = max(1, len(s) + rng.choice((-1, 0, 0, 1)))
             return _digits(rng, n, lead_zero=False)
-        return "".join(r if not r.isdigit() else _digits(rng, len(r), lead_zero=r.startswith("0"))
-                       for r in runs)
+        return "".join(r if not r.isdigit() else _digits(rng, len(r), lead_zero=r.startswith("0")) for r in runs)
     if re.fullmatch(r"[A-Za-z]+", s):
         w = _latin_word(rng)
         return w.upper() if s.isupper() and len(s) > 1 else w
@@ -133,8 +152,9 @@ def _swap(text: str, old: str, new: str) -> str:
     return re.sub(left + re.escape(old) + right, lambda _m: new, text)
 
 
-def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: float = 0.0,
-                 rich: bool = False, repeats: float = 0.0) -> list[tuple[str, str]]:
+def augment_pair(
+    ko: str, en: str, rng: random.Random, variants: int, cross: float = 0.0, rich: bool = False, repeats: float = 0.0
+) -> list[tuple[str, str]]:
     """Up to ``variants`` new ``(ko, en)`` pairs made from one pair (none if nothing to swap).
     With probability ``cross`` a swap takes a string of any shape (:func:`any_string`) instead of
     the same shape, so the model also sees e-mail addresses, URLs and prices in everyday frames;
@@ -149,8 +169,7 @@ def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: flo
     if variants < 1:
         raise ValueError(f"variants must be at least 1, got {variants}")
     shared = [s for s in shared_strings(ko, en) if replacement(s, random.Random(0)) != s]
-    names = [(k, e) for k, e in NAME_PAIRS.items()
-             if re.search(_name_re(k), ko) and re.search(rf"\b{re.escape(e)}\b", en)]
+    names = [(k, e) for k, e in NAME_PAIRS.items() if re.search(_name_re(k), ko) and re.search(rf"\b{re.escape(e)}\b", en)]
     if not shared and not names:
         return []
     base = rich_string if rich else any_string
@@ -169,8 +188,11 @@ def augment_pair(ko: str, en: str, rng: random.Random, variants: int, cross: flo
             if new[-1].isalpha():
                 k2 = fix_particle(k2, new)
         for k, e in names:
-            new = (draw(rng, False) if rng.random() < cross
-                   else rng.choice(FIRST_NAMES if k in ("톰", "메리", "존", "앨리스") else PLACES))
+            new = (
+                draw(rng, False)
+                if rng.random() < cross
+                else rng.choice(FIRST_NAMES if k in ("톰", "메리", "존", "앨리스") else PLACES)
+            )
             k2 = re.sub(_name_re(k), lambda _m, new=new: new, k2)
             if new[-1].isalpha():
                 k2 = fix_particle(k2, new)
@@ -212,9 +234,16 @@ def _name_re(name: str) -> str:
     return rf"(?<![가-힣A-Za-z]){re.escape(name)}{PARTICLE_AFTER}"
 
 
-def augment_files(sources: list[Path], out: Path, variants: int = 3, seed: int = 1,
-                  exclude: set[str] | None = None, cross: float = 0.0, rich: bool = False,
-                  repeats: float = 0.0) -> int:
+def augment_files(
+    sources: list[Path],
+    out: Path,
+    variants: int = 3,
+    seed: int = 1,
+    exclude: set[str] | None = None,
+    cross: float = 0.0,
+    rich: bool = False,
+    repeats: float = 0.0,
+) -> int:
     """Write ``out.ko``/``out.en`` with the augmented pairs of every ``source`` (``.ko``/``.en``
     pairs, given without the extension). Lines whose Korean side is in ``exclude`` (e.g. a test
     fixture) are never written. Returns the number of pairs written.
@@ -242,21 +271,31 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", required=True, help="output path without .ko/.en")
     p.add_argument("--variants", type=int, default=3, help="new pairs per usable pair (default 3)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--cross", type=float, default=0.0,
-                   help="share of swaps that take a string of any shape (e-mail, URL, price …), default 0")
-    p.add_argument("--rich", action="store_true",
-                   help="cross swaps draw round numbers, long digit strings and pseudo-word e-mail "
-                        "addresses, URLs and file names (core/training/copy_shapes.py)")
-    p.add_argument("--repeats", type=float, default=0.0,
-                   help="share of cross swaps that draw a string with a run of one piece (3.11, www., "
-                        "010-1111-…; core/training/copy_shapes.repeat_string), default 0")
-    p.add_argument("--exclude", action="append", default=[],
-                   help="TSV file whose first column (Korean) must never be written (repeatable)")
+    p.add_argument(
+        "--cross",
+        type=float,
+        default=0.0,
+        help="share of swaps that take a string of any shape (e-mail, URL, price …), default 0",
+    )
+    p.add_argument(
+        "--rich",
+        action="store_true",
+        help="cross swaps draw round numbers, long digit strings and pseudo-word e-mail "
+        "addresses, URLs and file names (core/training/copy_shapes.py)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=float,
+        default=0.0,
+        help="share of cross swaps that draw a string with a run of one piece (3.11, www., "
+        "010-1111-…; core/training/copy_shapes.repeat_string), default 0",
+    )
+    p.add_argument(
+        "--exclude", action="append", default=[], help="TSV file whose first column (Korean) must never be written (repeatable)"
+    )
     a = p.parse_args(argv)
-    exclude = {line.split("\t")[0] for f in a.exclude
-               for line in read_lines(f) if line.strip()}
-    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross, a.rich,
-                      a.repeats)
+    exclude = {line.split("\t")[0] for f in a.exclude for line in read_lines(f) if line.strip()}
+    n = augment_files([Path(s) for s in a.sources], Path(a.out), a.variants, a.seed, exclude, a.cross, a.rich, a.repeats)
     print(f"wrote {n} pairs to {a.out}.ko/.en")
 
 

@@ -20,9 +20,11 @@ import random
 ONSETS = "b c d f g h j k l m n p r s t v w z br ch cl dr fl gr kr pl pr sh st th tr".split()
 VOWELS = "a e i o u a e i o ai ea ou".split()
 CODAS = ["", "", "", "n", "r", "l", "s", "m", "t", "x", "ng", "ck"]
-COMMON_WORDS = ("example home mail shop news blog docs data files cloud photos notes report main config "
-                "test index setup draft budget plan memo invoice backup readme script server client school "
-                "project music video travel study work team office city garden game store lab").split()
+COMMON_WORDS = (
+    "example home mail shop news blog docs data files cloud photos notes report main config "
+    "test index setup draft budget plan memo invoice backup readme script server client school "
+    "project music video travel study work team office city garden game store lab"
+).split()
 EXTS = "pdf txt json py csv png jpg docx html md zip xlsx pptx mp3 mp4 yaml log".split()
 TLDS = "com org net io kr co.kr edu dev".split()
 
@@ -84,21 +86,37 @@ def text_string(rng: random.Random) -> str:
     file names (with ``_`` and digits), letter–digit codes and passwords, names."""
     shape = rng.randrange(6)
     if shape == 0:
-        local = rng.choice((pseudo_word(rng), f"{pseudo_word(rng)}{rng.randint(1, 999)}",
-                            f"{pseudo_word(rng, 1)}.{pseudo_word(rng)}", _word(rng)))
+        local = rng.choice(
+            (
+                pseudo_word(rng),
+                f"{pseudo_word(rng)}{rng.randint(1, 999)}",
+                f"{pseudo_word(rng, 1)}.{pseudo_word(rng)}",
+                _word(rng),
+            )
+        )
         return f"{local}@{_word(rng)}.{rng.choice(TLDS)}"
     if shape == 1:
         host = f"{rng.choice(('', 'www.', 'docs.', 'blog.'))}{_word(rng)}.{rng.choice(TLDS)}"
         path = rng.choice(("", "", f"/{_word(rng)}", f"/{_word(rng)}/{_digits(rng, rng.randint(1, 4))}"))
         return f"{rng.choice(('https://', 'https://', 'http://', ''))}{host}{path}"
     if shape == 2:
-        stem = rng.choice((_word(rng), f"{_word(rng)}_{_word(rng)}", f"{_word(rng)}_{rng.randint(0, 9999):04d}",
-                           f"{_word(rng)}{rng.randint(1, 99)}"))
+        stem = rng.choice(
+            (
+                _word(rng),
+                f"{_word(rng)}_{_word(rng)}",
+                f"{_word(rng)}_{rng.randint(0, 9999):04d}",
+                f"{_word(rng)}{rng.randint(1, 99)}",
+            )
+        )
         return f"{stem}.{rng.choice(EXTS)}"
     if shape == 3:
-        return rng.choice((f"{pseudo_word(rng, 1)}{_digits(rng, rng.randint(2, 4))}",
-                           f"{pseudo_word(rng, 1).upper()}{_digits(rng, rng.randint(2, 4))}",
-                           f"{pseudo_word(rng)}_{rng.randint(1, 99)}"))
+        return rng.choice(
+            (
+                f"{pseudo_word(rng, 1)}{_digits(rng, rng.randint(2, 4))}",
+                f"{pseudo_word(rng, 1).upper()}{_digits(rng, rng.randint(2, 4))}",
+                f"{pseudo_word(rng)}_{rng.randint(1, 99)}",
+            )
+        )
     if shape == 4:  # a capitalised pseudo-name, one or two words
         name = pseudo_word(rng).capitalize()
         return name if rng.random() < 0.6 else f"{name} {pseudo_word(rng).capitalize()}"
@@ -113,7 +131,7 @@ def _run(rng: random.Random, lo: int = 2, hi: int = 4) -> str:
 def _doubled(word: str, rng: random.Random) -> str:
     """``word`` with one letter after the first doubled (``tasi`` → ``tassi``)."""
     i = rng.randrange(1, len(word)) if len(word) > 1 else 0
-    return word[: i + 1] + word[i] + word[i + 1:]
+    return word[: i + 1] + word[i] + word[i + 1 :]
 
 
 def repeat_string(rng: random.Random, numeric: bool) -> str:
@@ -125,11 +143,18 @@ def repeat_string(rng: random.Random, numeric: bool) -> str:
     if numeric:
         shape = rng.randrange(4)
         if shape == 0:  # digits around a run: 1100, 41115, 2333
-            return (str(rng.randint(1, 9)) + _run(rng) + _digits(rng, rng.randint(1, 3), lead_zero=True)[1:])
+            return str(rng.randint(1, 9)) + _run(rng) + _digits(rng, rng.randint(1, 3), lead_zero=True)[1:]
         if shape == 1:  # a version or decimal with a repeated part: 3.11, 2.22, 1.1.1, 10.0.0
             d = rng.randint(0, 9)
-            return rng.choice((f"{rng.randint(1, 12)}.{d}{d}", f"{d}.{d}.{rng.randint(0, 9)}", f"{d}.{d}{d}",
-                               f"{rng.randint(1, 12)}.0.0", f"{rng.randint(1, 9)}.{d}{d}.{rng.randint(0, 9)}"))
+            return rng.choice(
+                (
+                    f"{rng.randint(1, 12)}.{d}{d}",
+                    f"{d}.{d}.{rng.randint(0, 9)}",
+                    f"{d}.{d}{d}",
+                    f"{rng.randint(1, 12)}.0.0",
+                    f"{rng.randint(1, 9)}.{d}{d}.{rng.randint(0, 9)}",
+                )
+            )
         if shape == 2:  # a phone number with runs
             return f"0{rng.randint(10, 99)}-{_run(rng, 2, 4).ljust(4, str(rng.randint(0, 9)))}-{_digits(rng, 4)}"
         return _digits(rng, rng.randint(1, 3)) + _run(rng, 2, 3) + _digits(rng, rng.randint(1, 3), lead_zero=True)
@@ -143,8 +168,7 @@ def repeat_string(rng: random.Random, numeric: bool) -> str:
         return f"{_word(rng)}_{_run(rng, 2, 2)}{_digits(rng, 2, lead_zero=True)[1:]}{rng.randint(0, 9)}.{rng.choice(EXTS)}"
     if shape == 3:
         letter = rng.choice("ABCDEFGHKMNPRSTXZ")
-        return rng.choice((f"{letter}++", f"{letter}{letter}-{_run(rng, 2, 2)}{_digits(rng, 2)}",
-                           f"{letter}{letter}{letter}"))
+        return rng.choice((f"{letter}++", f"{letter}{letter}-{_run(rng, 2, 2)}{_digits(rng, 2)}", f"{letter}{letter}{letter}"))
     return f"{_doubled(pseudo_word(rng, 1), rng)}@{_word(rng)}.{rng.choice(TLDS)}"
 
 

@@ -66,9 +66,7 @@ def encode_pairs(
     return out
 
 
-def make_batches(
-    examples: list[tuple[list[int], list[int]]], max_tokens: int, seed: int
-) -> list[list[int]]:
+def make_batches(examples: list[tuple[list[int], list[int]]], max_tokens: int, seed: int) -> list[list[int]]:
     """Group example indices into length-bucketed batches of about ``max_tokens`` padded tokens.
 
     Examples are sorted by (source, target) length after a seeded shuffle (ties broken
@@ -92,9 +90,7 @@ def make_batches(
     return [batches[i] for i in shuffle]
 
 
-def collate(
-    examples: list[tuple[list[int], list[int]]], indices: list[int], pad_id: int
-) -> tuple[Tensor, Tensor]:
+def collate(examples: list[tuple[list[int], list[int]]], indices: list[int], pad_id: int) -> tuple[Tensor, Tensor]:
     """Pad a batch: returns ``src [B, S]`` and ``tgt [B, T+1]`` (decoder input is ``tgt[:, :-1]``,
     the prediction target is ``tgt[:, 1:]``)."""
     srcs = [examples[i][0] for i in indices]

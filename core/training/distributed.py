@@ -147,8 +147,14 @@ def setup(device_name: str, timeout_s: float) -> DistContext:
         torch.cuda.set_device(device)
     backend = "nccl" if device.type == "cuda" else "gloo"
     if not dist.is_initialized():
-        _collective(dist.init_process_group, backend, rank=rank, world_size=world,
-                    timeout=timedelta(seconds=timeout_s), device_id=device if device.type == "cuda" else None)
+        _collective(
+            dist.init_process_group,
+            backend,
+            rank=rank,
+            world_size=world,
+            timeout=timedelta(seconds=timeout_s),
+            device_id=device if device.type == "cuda" else None,
+        )
     if rank != 0:
         logging.getLogger("core").setLevel(logging.WARNING)
     return DistContext(device=device, rank=rank, world_size=world, local_rank=local, backend=backend)
@@ -173,13 +179,15 @@ def explain(exc: BaseException, what: str = "training") -> BaseException:
     torchrun; otherwise ``exc`` itself, unchanged."""
     text = str(exc).strip()
     comm = isinstance(exc, dist.DistError) or any(
-        w in text for w in ("gloo", "NCCL", "nccl", "Connection", "connection", "Timed out", "timed out", "Timeout"))
+        w in text for w in ("gloo", "NCCL", "nccl", "Connection", "connection", "Timed out", "timed out", "Timeout")
+    )
     if not launched_by_torchrun() or not comm:
         return exc
     first = text.splitlines()[0] if text else type(exc).__name__
     return DistributedTrainingError(
         f"rank {os.environ.get('RANK', '?')} of {os.environ.get('WORLD_SIZE', '?')}: {what} stopped — another "
-        f"process died, the network broke, or --dist-timeout passed ({first})")
+        f"process died, the network broke, or --dist-timeout passed ({first})"
+    )
 
 
 def _collective(fn, *args, **kwargs):

@@ -28,12 +28,16 @@ SLOT = re.compile(r"\{(TIME_KO|TIME_EN|N|D|SIZE|PRICE|YEAR|NAME|TITLE|PERSON)\}"
 PERIODS = [("오전", "a.m."), ("오후", "p.m."), ("저녁", "p.m."), ("밤", "p.m."), ("새벽", "a.m.")]
 PERIOD_HOURS = {"오전": range(6, 12), "오후": range(1, 6), "저녁": range(6, 10), "밤": range(9, 12), "새벽": range(1, 6)}
 UNITS = ["GB", "MB", "TB", "kg", "g", "ml", "mm", "cm", "km", "W", "mAh", "Hz"]
-WORDS = ("river light quiet harbor winter stone garden paper moon silver road north song glass city letter "
-         "empty blue house last summer machine small forest distant signal ocean morning secret island clock "
-         "golden window broken orange storm little field hidden bridge").split()
+WORDS = (
+    "river light quiet harbor winter stone garden paper moon silver road north song glass city letter "
+    "empty blue house last summer machine small forest distant signal ocean morning secret island clock "
+    "golden window broken orange storm little field hidden bridge"
+).split()
 SYLLABLES = "ka ri to ven zor mi lu pex an tra no vi sel qua dor ex fin ro ly gen bo tek".split()
-FIRST = ("Maria Tomas Elena Jonas Sofia Daniel Nora Lucas Ines Oliver Clara Mateo Hanna Felix Alma Victor "
-         "Rosa Emil Ida Leon Greta Hugo Lena Pablo Ada Oskar Iris Milo Vera Amir").split()
+FIRST = (
+    "Maria Tomas Elena Jonas Sofia Daniel Nora Lucas Ines Oliver Clara Mateo Hanna Felix Alma Victor "
+    "Rosa Emil Ida Leon Greta Hugo Lena Pablo Ada Oskar Iris Milo Vera Amir"
+).split()
 
 
 def _grouped(n: int) -> str:
@@ -67,9 +71,15 @@ def draw(rng: random.Random) -> dict[str, str]:
     d = f"{rng.randint(0, 99)}.{rng.randint(1, 9)}" if rng.random() < 0.7 else f"{rng.randint(0, 9)}.{rng.randint(11, 99)}"
     price = rng.choice([rng.randint(10, 999), rng.randint(1000, 99999), rng.randint(100, 999) * 100])
     return {
-        "TIME_KO": f"{period} {hour}시 {minute}분", "TIME_EN": f"{hour}:{minute:02d} {ampm}",
-        "N": _grouped(n), "D": d, "SIZE": f"{rng.choice([2, 4, 8, 16, 24, 32, 64, 128, 256, 500, 512, 750])}{rng.choice(UNITS)}",
-        "PRICE": _grouped(price), "YEAR": str(rng.randint(1950, 2035)), "NAME": _name(rng), "TITLE": _title(rng),
+        "TIME_KO": f"{period} {hour}시 {minute}분",
+        "TIME_EN": f"{hour}:{minute:02d} {ampm}",
+        "N": _grouped(n),
+        "D": d,
+        "SIZE": f"{rng.choice([2, 4, 8, 16, 24, 32, 64, 128, 256, 500, 512, 750])}{rng.choice(UNITS)}",
+        "PRICE": _grouped(price),
+        "YEAR": str(rng.randint(1950, 2035)),
+        "NAME": _name(rng),
+        "TITLE": _title(rng),
         "PERSON": rng.choice(FIRST),
     }
 
@@ -97,8 +107,9 @@ def fill_all(templates: list[tuple[str, str]], variants: int, seed: int) -> list
     return out
 
 
-def drop_near(templates: list[tuple[str, str]], pairs: list[tuple[str, str]], variants: int,
-              fixtures: list[str], threshold: float = 0.5) -> tuple[list[tuple[str, str]], list[str]]:
+def drop_near(
+    templates: list[tuple[str, str]], pairs: list[tuple[str, str]], variants: int, fixtures: list[str], threshold: float = 0.5
+) -> tuple[list[tuple[str, str]], list[str]]:
     """``pairs`` without the variants of any template that produced a sentence within
     ``threshold`` (3-gram Jaccard) of a fixture line; returns (kept pairs, dropped templates)."""
     held = [(line, Path(f).name) for f in fixtures for line in read_eval(f)]

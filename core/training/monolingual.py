@@ -28,18 +28,21 @@ from pathlib import Path
 
 from core.evaluation.overlap import normalise, trigrams
 
-TOPIC_WORDS = ("attention encoder decoder layer head query queries key keys value values mask masks masked "
-               "padding token tokens embedding embeddings softmax training trained train loss translation "
-               "translate sequence sequences model models weight weights vector vectors batch gradient "
-               "vocabulary sentence sentences word words position positional probability").split()
+TOPIC_WORDS = (
+    "attention encoder decoder layer head query queries key keys value values mask masks masked "
+    "padding token tokens embedding embeddings softmax training trained train loss translation "
+    "translate sequence sequences model models weight weights vector vectors batch gradient "
+    "vocabulary sentence sentences word words position positional probability"
+).split()
 # a paragraph holding any of these is code, markup or a field list, not prose
 _CODE = re.compile(r">>>|::|`|[{}\[\]=()\\_/*#@<>|]|^\s*\w+:\s*$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\b|[:;]")
 
 
-SUBJECT_OR_AUX = frozenset("i you he she it we they is was are were am has have had will would can could did does "
-                           "do should must may might shall".split())
+SUBJECT_OR_AUX = frozenset(
+    "i you he she it we they is was are were am has have had will would can could did does do should must may might shall".split()
+)
 
 
 def wordnet_past_forms(folder: str | Path) -> frozenset[str]:
@@ -108,8 +111,7 @@ def wordnet_examples(folder: str | Path, min_words: int = 3, max_words: int = 30
     return list(out)
 
 
-def docstring_sentences(package: str, topic: tuple[str, ...] = (), min_words: int = 5,
-                        max_words: int = 30) -> list[str]:
+def docstring_sentences(package: str, topic: tuple[str, ...] = (), min_words: int = 5, max_words: int = 30) -> list[str]:
     """Prose sentences from the docstrings of every module of an installed ``package``, without repeats.
 
     A paragraph with code or markup characters is skipped whole; a sentence must start with a capital,
@@ -152,8 +154,9 @@ def english_lines(path: str | Path) -> list[str]:
     a ``Korean<TAB>English | English…`` fixture (``#`` comment lines skipped)."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     if Path(path).suffix == ".tsv":
-        return [r.strip() for x in lines if "\t" in x and not x.startswith("#")
-                for r in x.split("\t")[1].split(" | ") if r.strip()]
+        return [
+            r.strip() for x in lines if "\t" in x and not x.startswith("#") for r in x.split("\t")[1].split(" | ") if r.strip()
+        ]
     return [x.strip() for x in lines if x.strip()]
 
 
@@ -188,8 +191,11 @@ def drop_overlaps(lines: list[str], exclude: list[str], threshold: float = 0.6) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wordnet", help="folder with WordNet's data.noun … (Debian: /usr/share/wordnet)")
-    ap.add_argument("--sentence-case", action="store_true",
-                    help="capitalise WordNet examples, and end those that read as clauses with a full stop")
+    ap.add_argument(
+        "--sentence-case",
+        action="store_true",
+        help="capitalise WordNet examples, and end those that read as clauses with a full stop",
+    )
     ap.add_argument("--docstrings", nargs="*", default=[], help="installed Python packages to read docstrings from")
     ap.add_argument("--topic", action="store_true", help="keep only docstring sentences naming a lecture word")
     ap.add_argument("--exclude", nargs="*", default=[], help="English evaluation files (.en, or .tsv fixtures)")
@@ -207,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         found.update(dict.fromkeys(s))
     exclude = [x for path in args.exclude for x in english_lines(path)]
     kept, dropped = drop_overlaps(list(found), exclude, args.threshold)
-    print(f"{len(found)} lines, {dropped} dropped as exact or near duplicates of {len(exclude)} evaluation lines, "
-          f"{len(kept)} written to {args.out}")
+    print(
+        f"{len(found)} lines, {dropped} dropped as exact or near duplicates of {len(exclude)} evaluation lines, "
+        f"{len(kept)} written to {args.out}"
+    )
     Path(args.out).write_text("".join(x + "\n" for x in kept), encoding="utf-8")
     return 0
 

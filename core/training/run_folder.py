@@ -66,8 +66,10 @@ class RunLock:
                 other = self.path.read_text(encoding="utf-8", errors="replace").strip()[:32] or "?"
             except OSError:
                 other = "?"
-            raise RunLockedError(f"{self.path.parent}: another training run (pid {other}) is writing this folder; "
-                                 "wait for it or choose another --out") from None
+            raise RunLockedError(
+                f"{self.path.parent}: another training run (pid {other}) is writing this folder; "
+                "wait for it or choose another --out"
+            ) from None
         try:  # the pid, for the message a second writer gets (the lock itself is the flock above)
             pid_fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
@@ -98,8 +100,7 @@ def tidy(out: Path) -> None:
 
 def step_dirs(out: Path) -> list[Path]:
     """``OUT/step_N`` folders, oldest first (by N)."""
-    return sorted((p for p in Path(out).glob("step_*") if p.is_dir() and p.name[5:].isdigit()),
-                  key=lambda p: int(p.name[5:]))
+    return sorted((p for p in Path(out).glob("step_*") if p.is_dir() and p.name[5:].isdigit()), key=lambda p: int(p.name[5:]))
 
 
 def newest_complete_save(out: Path) -> tuple[Path, Path] | None:

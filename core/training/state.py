@@ -29,8 +29,7 @@ def save_train_state(path: Path, opt: torch.optim.Optimizer, meta: dict, rng: di
     (path / "train_state.json").write_text(json.dumps({**meta, "param_groups": sd["param_groups"]}, indent=1))
 
 
-def load_train_state(path: Path, opt: torch.optim.Optimizer, device: torch.device,
-                     ctx: dist_util.DistContext) -> dict:
+def load_train_state(path: Path, opt: torch.optim.Optimizer, device: torch.device, ctx: dist_util.DistContext) -> dict:
     """Load what :func:`save_train_state` wrote into ``opt`` (moments moved to ``device``) and
     restore this rank's RNG (see :meth:`DistContext.restore_rng`); returns the saved meta."""
     meta = json.loads((path / "train_state.json").read_text())
@@ -44,6 +43,11 @@ def load_train_state(path: Path, opt: torch.optim.Optimizer, device: torch.devic
     opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
     saved_world = meta.get("world_size", 1)
     if not ctx.restore_rng(tensors, saved_world, meta.get("seed", 0), meta["step"]):
-        log.warning("run saved by %d process(es), resumed on %d: same batches from step %d, dropout reseeded "
-                    "(continues the curve, not bit-identical)", saved_world, ctx.world_size, meta["step"])
+        log.warning(
+            "run saved by %d process(es), resumed on %d: same batches from step %d, dropout reseeded "
+            "(continues the curve, not bit-identical)",
+            saved_world,
+            ctx.world_size,
+            meta["step"],
+        )
     return meta

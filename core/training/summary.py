@@ -17,11 +17,14 @@ def model_card(opts, counts: dict, valid_counts: dict, meta: dict, model: Transf
         f"# {Path(opts.out).name}",
         "",
         ("English→Korean" if getattr(opts, "reverse", False) else "Korean→English")
-        + " Transformer written from \"Attention Is All You Need\" ("
+        + ' Transformer written from "Attention Is All You Need" ('
         + ("pre-LN, a deviation from the paper's post-LN" if c.norm_first else "post-LN")
         + f", {c.positional} positions, "
-        + ("one joint Korean+English vocabulary with source embedding, target embedding and output projection tied)."
-           if c.share_src_tgt_embed else "tied target embedding/output projection)."),
+        + (
+            "one joint Korean+English vocabulary with source embedding, target embedding and output projection tied)."
+            if c.share_src_tgt_embed
+            else "tied target embedding/output projection)."
+        ),
         "",
         f"- d_model {c.d_model}, {c.n_heads} heads (d_head {c.d_head}), {c.n_encoder_layers}+{c.n_decoder_layers} "
         f"layers, d_ff {c.d_ff}, dropout {c.dropout}, max_len {c.max_len}",
@@ -55,9 +58,12 @@ def training_summary(run: str | Path) -> dict:
     world = state.get("world_size", 1)
     launcher = f"torchrun --nproc_per_node {world}" if world > 1 else "python"
     return {
-        "command": launcher + " -m core train " + " ".join(
+        "command": launcher
+        + " -m core train "
+        + " ".join(
             [f"--train {' '.join(opts['train'])}", f"--valid {' '.join(opts['valid'])}"]
-            + [f"--{k.replace('_', '-')} {v}" for k, v in opts.items() if k not in ("train", "valid", "extra")]),
+            + [f"--{k.replace('_', '-')} {v}" for k, v in opts.items() if k not in ("train", "valid", "extra")]
+        ),
         "options": opts,
         "steps": state["step"],
         "epochs_completed": state["epoch"],

@@ -100,8 +100,7 @@ PRECISIONS = ("fp32", "bf16")
 # Options a resumed run may change: the budget and where it runs. Any other option given with
 # --resume must equal the saved value (re-running the original command is a resume).
 # A cool-down may be added when resuming: it only changes the rate of the updates still to come.
-RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout", "keep",
-                               "cooldown"})
+RESUMABLE_CHANGES = frozenset({"max_steps", "max_minutes", "threads", "device", "out", "dist_timeout", "keep", "cooldown"})
 
 
 def resume_options(saved: dict, given: dict) -> dict:
@@ -111,8 +110,11 @@ def resume_options(saved: dict, given: dict) -> dict:
         ValueError: ``given`` changes an option outside :data:`RESUMABLE_CHANGES`; the message names
             the option, the saved value and the given one.
     """
-    changed = [f"{k} (saved {saved.get(k)!r}, given {v!r})" for k, v in sorted(given.items())
-               if k not in RESUMABLE_CHANGES and saved.get(k, TrainOptions.__dataclass_fields__[k].default) != v]
+    changed = [
+        f"{k} (saved {saved.get(k)!r}, given {v!r})"
+        for k, v in sorted(given.items())
+        if k not in RESUMABLE_CHANGES and saved.get(k, TrainOptions.__dataclass_fields__[k].default) != v
+    ]
     if changed:
         raise ValueError("--resume continues the saved run; these options cannot change: " + "; ".join(changed))
     return {**saved, **given}
@@ -156,8 +158,9 @@ def _load_sets(specs: list[str], reverse: bool = False) -> tuple[list[tuple[str,
 
 
 @torch.no_grad()
-def evaluate_loss(model: Transformer, examples: list, max_tokens: int, device: torch.device,
-                  ctx: dist_util.DistContext | None = None) -> float:
+def evaluate_loss(
+    model: Transformer, examples: list, max_tokens: int, device: torch.device, ctx: dist_util.DistContext | None = None
+) -> float:
     """Mean per-token negative log-likelihood (nats, no smoothing) over ``examples``; with a
     multi-process ``ctx`` each rank scores its share of the batches (collective: call on all ranks)."""
     model.eval()
@@ -176,8 +179,12 @@ def evaluate_loss(model: Transformer, examples: list, max_tokens: int, device: t
     return total / max(count, 1)
 
 
-def train(opts: TrainOptions, resume: bool = False, overrides: dict | None = None,
-          on_step: Callable[[int, Transformer], None] | None = None) -> Path:
+def train(
+    opts: TrainOptions,
+    resume: bool = False,
+    overrides: dict | None = None,
+    on_step: Callable[[int, Transformer], None] | None = None,
+) -> Path:
     """Train (or resume) a run in ``opts.out``; returns the directory of the last checkpoint.
 
     On resume the saved ``options.json`` is used and the newest complete save is loaded (damaged
@@ -209,21 +216,26 @@ def _save_failed(out: Path, target: Path, exc: OSError) -> OSError:
     """The one-line error for a save that could not be written: what failed and the newest complete
     save, which a later ``--resume`` continues from."""
     newest = newest_complete_save(out)
-    return OSError(exc.errno, f"could not write {target} ({exc.strerror or exc}); earlier saves are intact, "
-                              f"newest complete: {newest[0] if newest else 'none'}")
+    return OSError(
+        exc.errno,
+        f"could not write {target} ({exc.strerror or exc}); earlier saves are intact, "
+        f"newest complete: {newest[0] if newest else 'none'}",
+    )
 
 
-def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict | None,
-                  on_step: Callable[[int, Transformer], None] | None) -> Path:
+def _train_locked(
+    opts: TrainOptions, out: Path, resume: bool, overrides: dict | None, on_step: Callable[[int, Transformer], None] | None
+) -> Path:
     if resume and not (out / "options.json").is_file():
         given = overrides or {}
         if has_saves(out) or not (given.get("train") and given.get("valid")):
-            raise ValueError(f"{out}: no options.json, nothing to resume (a run stopped before it wrote one starts "
-                             "again with its original command, with or without --resume)")
+            raise ValueError(
+                f"{out}: no options.json, nothing to resume (a run stopped before it wrote one starts "
+                "again with its original command, with or without --resume)"
+            )
         # killed before options.json was written: nothing was trained yet, so the original
         # command given with --resume starts the run as it would have started
-        log.warning("%s: no options.json (the run stopped before its first write): starting it with the options given",
-                    out)
+        log.warning("%s: no options.json (the run stopped before its first write): starting it with the options given", out)
         opts, resume = TrainOptions(**{**given, "out": str(out)}), False
     if resume:
         opts = TrainOptions(**resume_options(json.loads((out / "options.json").read_text()), overrides or {}))
@@ -251,12 +263,20 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
     else:
         src_tok, tgt_tok = run_tokenizers(opts, out, train_pairs, ctx)
         config = ModelConfig(
-            src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=opts.d_model,
-            n_heads=opts.n_heads, n_encoder_layers=opts.encoder_layers or opts.layers,
-            n_decoder_layers=opts.decoder_layers or opts.layers, d_ff=opts.d_ff,
-            dropout=opts.dropout, max_len=opts.max_len, positional=opts.positional,
-            share_src_tgt_embed=opts.joint_vocab > 0, norm_first=opts.norm_first,
-            attention_dropout=opts.attention_dropout, activation_dropout=opts.activation_dropout,
+            src_vocab_size=src_tok.vocab_size,
+            tgt_vocab_size=tgt_tok.vocab_size,
+            d_model=opts.d_model,
+            n_heads=opts.n_heads,
+            n_encoder_layers=opts.encoder_layers or opts.layers,
+            n_decoder_layers=opts.decoder_layers or opts.layers,
+            d_ff=opts.d_ff,
+            dropout=opts.dropout,
+            max_len=opts.max_len,
+            positional=opts.positional,
+            share_src_tgt_embed=opts.joint_vocab > 0,
+            norm_first=opts.norm_first,
+            attention_dropout=opts.attention_dropout,
+            activation_dropout=opts.activation_dropout,
         )
     c = config
     examples = encode_pairs(train_pairs, src_tok, tgt_tok, c.max_len, c.eos_id, c.bos_id)
@@ -281,8 +301,9 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
             trim_log(out, meta["step"])
             if step_dirs(out) and step_dirs(out)[-1] == weights_dir:
                 prune(out, opts.keep)  # a run killed during its last prune kept one save too many
-        log.info("resumed from %s: step %d (epoch %d, batch %d)", weights_dir, meta["step"], meta["epoch"],
-                 meta["batch_in_epoch"])
+        log.info(
+            "resumed from %s: step %d (epoch %d, batch %d)", weights_dir, meta["step"], meta["epoch"], meta["batch_in_epoch"]
+        )
         if meta["step"] >= opts.max_steps:
             log.info("the run already finished at step %d (max_steps %d): nothing to train", meta["step"], opts.max_steps)
             ctx.close()
@@ -296,8 +317,11 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
     model.train()
     use_amp = opts.precision == "bf16"
     if use_amp and device.type == "cpu" and not cpu_bf16_native():
-        log.warning("--precision bf16 on a CPU without AVX512-BF16 or AMX (%s): PyTorch emulates bf16 "
-                    "here, many times slower than fp32; consider --precision fp32", cpu_capability())
+        log.warning(
+            "--precision bf16 on a CPU without AVX512-BF16 or AMX (%s): PyTorch emulates bf16 "
+            "here, many times slower than fp32; consider --precision fp32",
+            cpu_capability(),
+        )
     chrf_sources = [s for s, _ in valid_pairs[: opts.chrf_lines]]
     chrf_refs = [t for _, t in valid_pairs[: opts.chrf_lines]]
     log.info("%d training pairs (%s), %d valid, %s parameters", len(examples), counts, len(valid), model.num_parameters())
@@ -375,8 +399,13 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
                     if chrf_sources:
                         entry["valid_chrf"] = valid_chrf(model, src_tok, tgt_tok, chrf_sources, chrf_refs)
                         if entry["valid_chrf"] > meta.get("best_chrf", -1.0):
-                            at_best = {**meta, "best_chrf": entry["valid_chrf"], "best_step": step, "step": step,
-                                       "wall_s": entry["wall_s"]}
+                            at_best = {
+                                **meta,
+                                "best_chrf": entry["valid_chrf"],
+                                "best_step": step,
+                                "step": step,
+                                "wall_s": entry["wall_s"],
+                            }
                             card = model_card(opts, counts, valid_counts, at_best, model)
                             try:
                                 save_checkpoint(out / "best", model, src_tok, tgt_tok, card)
@@ -385,8 +414,7 @@ def _train_locked(opts: TrainOptions, out: Path, resume: bool, overrides: dict |
                                 raise _save_failed(out, out / "best", exc) from exc
                             meta["best_chrf"], meta["best_step"] = entry["valid_chrf"], step
                     meta["history"].append(entry)
-                    log.info("step %d train %.3f valid_nll %.3f valid_chrf %s", step, last_loss, vl,
-                             entry.get("valid_chrf", "-"))
+                    log.info("step %d train %.3f valid_nll %.3f valid_chrf %s", step, last_loss, vl, entry.get("valid_chrf", "-"))
                     try:
                         with open(out / "log.jsonl", "a") as f:
                             f.write(json.dumps(entry) + "\n")
@@ -437,31 +465,76 @@ def add_arguments(p) -> None:
     p.add_argument("--train", nargs="+", help="PREFIX[*W]: files PREFIX.ko/PREFIX.en, repeated W times")
     p.add_argument("--valid", nargs="+", help="PREFIX: validation pairs")
     p.add_argument("--out", required=True, help="run directory (checkpoints, logs, resume state)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the run in --out from its newest complete save (options given must equal the saved ones, "
-                        "except the budget: --max-steps, --max-minutes, --threads, --device, --keep)")
-    p.add_argument("--max-tokens", type=int, default=None,
-                   help=f"padded tokens per optimizer step, default {d.max_tokens}; under torchrun the global batch, "
-                        "split over all processes (same value = same training, faster)")
-    p.add_argument("--dist-timeout", type=float, default=None,
-                   help=f"torchrun only: seconds a process waits for the others before stopping with an error "
-                        f"(default {d.dist_timeout:.0f}; must exceed rank 0's chrF validation and checkpoint time)")
-    for name in ("src_vocab", "tgt_vocab", "d_model", "n_heads", "layers", "encoder_layers", "decoder_layers", "d_ff", "max_len",
-                 "max_steps", "warmup", "seed", "threads", "valid_every", "save_every", "keep", "joint_vocab",
-                 "chrf_lines"):
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out from its newest complete save (options given must equal the saved ones, "
+        "except the budget: --max-steps, --max-minutes, --threads, --device, --keep)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help=f"padded tokens per optimizer step, default {d.max_tokens}; under torchrun the global batch, "
+        "split over all processes (same value = same training, faster)",
+    )
+    p.add_argument(
+        "--dist-timeout",
+        type=float,
+        default=None,
+        help=f"torchrun only: seconds a process waits for the others before stopping with an error "
+        f"(default {d.dist_timeout:.0f}; must exceed rank 0's chrF validation and checkpoint time)",
+    )
+    for name in (
+        "src_vocab",
+        "tgt_vocab",
+        "d_model",
+        "n_heads",
+        "layers",
+        "encoder_layers",
+        "decoder_layers",
+        "d_ff",
+        "max_len",
+        "max_steps",
+        "warmup",
+        "seed",
+        "threads",
+        "valid_every",
+        "save_every",
+        "keep",
+        "joint_vocab",
+        "chrf_lines",
+    ):
         p.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=f"default {getattr(d, name)}")
-    for name in ("dropout", "max_minutes", "lr_scale", "label_smoothing", "clip", "attention_dropout",
-                 "activation_dropout"):
+    for name in ("dropout", "max_minutes", "lr_scale", "label_smoothing", "clip", "attention_dropout", "activation_dropout"):
         p.add_argument("--" + name.replace("_", "-"), type=float, default=None, help=f"default {getattr(d, name)}")
-    p.add_argument("--cooldown", type=int, default=None,
-                   help="over the last N updates before --max-steps the learning rate falls linearly to 0 (default 0: "
-                        "no cool-down); may be added with --resume to finish a run")
+    p.add_argument(
+        "--cooldown",
+        type=int,
+        default=None,
+        help="over the last N updates before --max-steps the learning rate falls linearly to 0 (default 0: "
+        "no cool-down); may be added with --resume to finish a run",
+    )
     p.add_argument("--positional", choices=["sinusoidal", "learned"], default=None)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default=None)
-    p.add_argument("--precision", choices=list(PRECISIONS), default=None,
-                   help="bf16: autocast forward pass, fp32 master weights and loss (default fp32)")
-    p.add_argument("--norm-first", action="store_const", const=True, default=None,
-                   help="pre-LN layers (Nguyen & Salazar 2019) instead of the paper's post-LN")
-    p.add_argument("--reverse", action="store_const", const=True, default=None,
-                   help="train English→Korean on the same files (for back-translation)")
+    p.add_argument(
+        "--precision",
+        choices=list(PRECISIONS),
+        default=None,
+        help="bf16: autocast forward pass, fp32 master weights and loss (default fp32)",
+    )
+    p.add_argument(
+        "--norm-first",
+        action="store_const",
+        const=True,
+        default=None,
+        help="pre-LN layers (Nguyen & Salazar 2019) instead of the paper's post-LN",
+    )
+    p.add_argument(
+        "--reverse",
+        action="store_const",
+        const=True,
+        default=None,
+        help="train English→Korean on the same files (for back-translation)",
+    )
     p.add_argument("--init-from", default=None, help="warm-start from this checkpoint (fresh optimizer and warm-up)")

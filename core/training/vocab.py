@@ -9,8 +9,7 @@ from core.tokenizers.bpe import TextTokenizer
 from core.training.distributed import DistContext
 
 
-def run_tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]],
-                   ctx: DistContext) -> tuple[TextTokenizer, TextTokenizer]:
+def run_tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]], ctx: DistContext) -> tuple[TextTokenizer, TextTokenizer]:
     """Source and target tokenizers of the run in ``out`` (trained once, then loaded).
 
     Under torchrun rank 0 trains and saves them and every rank then loads the same files.
@@ -23,8 +22,10 @@ def run_tokenizers(opts, out: Path, train_pairs: list[tuple[str, str]],
             _tokenizers(opts, out, train_pairs)
         ctx.barrier()
         if not (out / "tokenizer_tgt.json").exists():
-            raise ValueError(f"rank {ctx.rank} cannot see {out}/tokenizer_*.json written by rank 0: "
-                             "a multi-node run needs --out on a filesystem every node shares")
+            raise ValueError(
+                f"rank {ctx.rank} cannot see {out}/tokenizer_*.json written by rank 0: "
+                "a multi-node run needs --out on a filesystem every node shares"
+            )
     return _tokenizers(opts, out, train_pairs)
 
 

@@ -135,24 +135,24 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     @property
-    def W_Q(self) -> Tensor:  # noqa: N802 (the paper's name)
+    def W_Q(self) -> Tensor:
         """W^Q ``[d_model, h·d_head]`` as in the paper (input × output): head i's W_i^Q is
         columns ``i·d_head … (i+1)·d_head``. A view of ``w_q.weight``, transposed (int8 or packed
         bf16 precision: a plain copy, dequantized or unpacked)."""
         return _dense_weight(self.w_q).t()
 
     @property
-    def W_K(self) -> Tensor:  # noqa: N802
+    def W_K(self) -> Tensor:
         """W^K ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
         return _dense_weight(self.w_k).t()
 
     @property
-    def W_V(self) -> Tensor:  # noqa: N802
+    def W_V(self) -> Tensor:
         """W^V ``[d_model, h·d_head]`` (input × output); head i is columns ``i·d_head …``."""
         return _dense_weight(self.w_v).t()
 
     @property
-    def W_O(self) -> Tensor:  # noqa: N802
+    def W_O(self) -> Tensor:
         """W^O ``[h·d_head, d_model]`` (input × output): rows ``i·d_head …`` take head i's output."""
         return _dense_weight(self.w_o).t()
 
@@ -174,8 +174,7 @@ class MultiHeadAttention(nn.Module):
         if hit is None or hit[0] != key:
             # the detached aliases keep the source storage alive, so an equal data_ptr can only
             # be that same storage (never a freed address reused), and its version shows edits
-            hit = cache[names] = (key, [t.detach() for t in params], stack_rows(params[0::2]),
-                                  torch.cat(params[1::2]))
+            hit = cache[names] = (key, [t.detach() for t in params], stack_rows(params[0::2]), torch.cat(params[1::2]))
         return hit[2], hit[3]
 
     def clear_stacked(self) -> None:

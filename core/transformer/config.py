@@ -12,8 +12,16 @@ POSITIONAL_KINDS = ("sinusoidal", "sinusoidal_halves", "learned")
 # Upper bounds checked before any tensor is made: far above any real translation model (OPUS-MT
 # big: d_model 1024, 16 heads, d_ff 4096, 12+12 layers, 64k vocabulary; NLLB: 256k vocabulary),
 # far below what would exhaust a machine or hang the CLI building layers.
-LIMITS = {"d_model": 16_384, "n_heads": 1_024, "d_ff": 131_072, "n_encoder_layers": 256, "n_decoder_layers": 256,
-          "src_vocab_size": 2_000_000, "tgt_vocab_size": 2_000_000, "max_len": 131_072}
+LIMITS = {
+    "d_model": 16_384,
+    "n_heads": 1_024,
+    "d_ff": 131_072,
+    "n_encoder_layers": 256,
+    "n_decoder_layers": 256,
+    "src_vocab_size": 2_000_000,
+    "tgt_vocab_size": 2_000_000,
+    "max_len": 131_072,
+}
 
 
 def machine_memory_bytes() -> int:
@@ -22,6 +30,8 @@ def machine_memory_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):
         return 16 << 30
+
+
 def check_fits_memory(config: ModelConfig) -> None:
     """A host limit, checked where a model is about to be built from a file or options (checkpoint
     load, OPUS-MT import, training), before anything is allocated: the float32 weights may take at
@@ -32,8 +42,10 @@ def check_fits_memory(config: ModelConfig) -> None:
     """
     need, have = 4 * config.estimated_parameters(), machine_memory_bytes()
     if need > have // 2:
-        raise ValueError(f"the model would need {need / 2**30:.1f} GiB of float32 weights, more than half of "
-                         f"this machine's {have / 2**30:.1f} GiB memory")
+        raise ValueError(
+            f"the model would need {need / 2**30:.1f} GiB of float32 weights, more than half of "
+            f"this machine's {have / 2**30:.1f} GiB memory"
+        )
 
 
 ACTIVATIONS = ("relu", "gelu", "swish", "silu")  # swish and silu are the same function, x·σ(x)

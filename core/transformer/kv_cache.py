@@ -55,16 +55,22 @@ class LayerCache:
         Raises:
             RuntimeError: as ``torch.cat`` would, for keys of another batch size."""
         t, n = self.self_k.size(2), k_new.size(2)
-        if ((torch.is_grad_enabled() and any(x.requires_grad for x in (k_new, v_new, self.self_k, self.self_v)))
-                or self.self_k.shape[:2] != k_new.shape[:2] or self.self_k.dtype != k_new.dtype
-                or self.self_k.device != k_new.device):
+        if (
+            (torch.is_grad_enabled() and any(x.requires_grad for x in (k_new, v_new, self.self_k, self.self_v)))
+            or self.self_k.shape[:2] != k_new.shape[:2]
+            or self.self_k.dtype != k_new.dtype
+            or self.self_k.device != k_new.device
+        ):
             # gradients: a write into storage that earlier steps' views came from would invalidate them
             # for backward; a batch, dtype or device change: concatenation's own error or promotion
-            return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2),
-                              self.cross_k, self.cross_v)
+            return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2), self.cross_k, self.cross_v)
         st = self._storage
-        if (st is None or st.filled != t or t + n > st.k.size(2)  # (batch, dtype, device: as self_k's, checked above)
-                or (st.k.is_inference() and not torch.is_inference_mode_enabled())):
+        if (
+            st is None
+            or st.filled != t
+            or t + n > st.k.size(2)  # (batch, dtype, device: as self_k's, checked above)
+            or (st.k.is_inference() and not torch.is_inference_mode_enabled())
+        ):
             b, h, _, d = k_new.shape
             cap = max(2 * (t + n), MIN_CAPACITY)
             k, v = k_new.new_empty(b, h, cap, d), v_new.new_empty(b, h, cap, d)

@@ -106,8 +106,17 @@ class EncoderLayer(nn.Module):
     the FFN's non-linearity (see :class:`FeedForward`).
     """
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
-                 act_dropout: float | None = None, norm_first: bool = False, activation: str = "relu") -> None:
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float,
+        attn_dropout: float | None = None,
+        act_dropout: float | None = None,
+        norm_first: bool = False,
+        activation: str = "relu",
+    ) -> None:
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, dropout if attn_dropout is None else attn_dropout)
@@ -135,8 +144,17 @@ class DecoderLayer(nn.Module):
     connection and LayerNorm, post-LN (paper §3.1) or pre-LN (``norm_first``), as in
     :class:`EncoderLayer`."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float | None = None,
-                 act_dropout: float | None = None, norm_first: bool = False, activation: str = "relu") -> None:
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float,
+        attn_dropout: float | None = None,
+        act_dropout: float | None = None,
+        norm_first: bool = False,
+        activation: str = "relu",
+    ) -> None:
         super().__init__()
         self.norm_first = norm_first
         p_attn = dropout if attn_dropout is None else attn_dropout

@@ -77,9 +77,11 @@ def fit(folder: Path) -> None:
         if best is None or j > best[0]:
             best = (j, t, recall, precision, specificity, len(flagged))
     j, t, recall, precision, spec, n_flag = best
-    print(f"best threshold (Youden's J {j:.3f}): flag below {t:.2f} nats/token: {n_flag} flagged, "
-          f"{recall:.0%} of the not-acceptable flagged, {precision:.0%} of the flagged not acceptable, "
-          f"{spec:.0%} of the acceptable left unflagged")
+    print(
+        f"best threshold (Youden's J {j:.3f}): flag below {t:.2f} nats/token: {n_flag} flagged, "
+        f"{recall:.0%} of the not-acceptable flagged, {precision:.0%} of the flagged not acceptable, "
+        f"{spec:.0%} of the acceptable left unflagged"
+    )
 
 
 def main() -> int:

@@ -36,9 +36,11 @@ def main(checkpoint: str) -> None:
             q = torch.arange(d.shape[-1] - 1)
             losses.append(r.loss)
             nexts.append(float(d[..., q, q + 1].mean()))
-        print(f"causal mask {'on ' if causal else 'OFF'}: {len(losses)} pairs, mean NLL "
-              f"{sum(losses) / len(losses):.2f} nats/token, decoder self-attention on the next token "
-              f"{100 * sum(nexts) / len(nexts):.0f}%")
+        print(
+            f"causal mask {'on ' if causal else 'OFF'}: {len(losses)} pairs, mean NLL "
+            f"{sum(losses) / len(losses):.2f} nats/token, decoder self-attention on the next token "
+            f"{100 * sum(nexts) / len(nexts):.0f}%"
+        )
 
 
 if __name__ == "__main__":

@@ -30,9 +30,38 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-OPTS = ["--src-vocab", "120", "--tgt-vocab", "100", "--d-model", "32", "--n-heads", "4", "--layers", "2", "--d-ff", "64",
-        "--max-len", "48", "--max-tokens", "120", "--max-steps", "8", "--warmup", "4", "--threads", "1",
-        "--valid-every", "2", "--save-every", "2", "--seed", "7", "--dropout", "0.1"]
+OPTS = [
+    "--src-vocab",
+    "120",
+    "--tgt-vocab",
+    "100",
+    "--d-model",
+    "32",
+    "--n-heads",
+    "4",
+    "--layers",
+    "2",
+    "--d-ff",
+    "64",
+    "--max-len",
+    "48",
+    "--max-tokens",
+    "120",
+    "--max-steps",
+    "8",
+    "--warmup",
+    "4",
+    "--threads",
+    "1",
+    "--valid-every",
+    "2",
+    "--save-every",
+    "2",
+    "--seed",
+    "7",
+    "--dropout",
+    "0.1",
+]
 
 
 def command(code: Path, out: Path) -> list[str]:
@@ -84,15 +113,19 @@ def main() -> int:
             cmd = [sys.executable, "-c", DRIVER, args.die_at, *command(code, out)[3:]]
             subprocess.run(cmd, cwd=code, env=env, capture_output=True)
         else:
-            proc = subprocess.Popen(command(code, out), cwd=code, env=env, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(command(code, out), cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             while not (out / "options.json").exists() and proc.poll() is None:
                 time.sleep(0.02)
             time.sleep(rng.uniform(0.0, 2.0))
             proc.send_signal(signal.SIGKILL)
             proc.wait()
-        res = subprocess.run([sys.executable, "-m", "core", "train", "--out", str(out), "--resume", "--max-steps", "8"],
-                             cwd=code, env=env, capture_output=True, text=True)
+        res = subprocess.run(
+            [sys.executable, "-m", "core", "train", "--out", str(out), "--resume", "--max-steps", "8"],
+            cwd=code,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         got = final_weights(out)
         if res.returncode != 0 or got is None:
             outcome["resume failed"] += 1

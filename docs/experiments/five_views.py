@@ -30,8 +30,7 @@ VIEWS = {  # name -> extra arguments
 def render(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, extra in VIEWS.items():
-        cmd = [sys.executable, "main.py", "--text", TEXT, "--size", "1600x950", *extra,
-               "--screenshot", str(out / f"{name}.png")]
+        cmd = [sys.executable, "main.py", "--text", TEXT, "--size", "1600x950", *extra, "--screenshot", str(out / f"{name}.png")]
         subprocess.run(cmd, check=True)
 
 

@@ -80,8 +80,13 @@ def main() -> int:
     s.add_argument("results", nargs="+", type=Path, help="check --json files, one per checkpoint")
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--seed", type=int, default=1)
-    s.add_argument("--fixtures", nargs="+", type=Path, default=FIXTURES,
-                   help="the sentence sets judged (default the fresh lecture and everyday sets)")
+    s.add_argument(
+        "--fixtures",
+        nargs="+",
+        type=Path,
+        default=FIXTURES,
+        help="the sentence sets judged (default the fresh lecture and everyday sets)",
+    )
     c = sub.add_parser("score")
     c.add_argument("folder", type=Path)
     args = ap.parse_args()

@@ -23,8 +23,26 @@ def main() -> int:
         for scale in ("1", "2"):
             env = {**os.environ, "QT_SCALE_FACTOR": scale}
             png = out / f"{size}@{scale}00.png"
-            subprocess.run([sys.executable, "main.py", "--text", TEXT, "--view", "cross", "--layer", "4", "--head", "1",
-                            "--size", size, "--screenshot", str(png)], check=True, env=env)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "main.py",
+                    "--text",
+                    TEXT,
+                    "--view",
+                    "cross",
+                    "--layer",
+                    "4",
+                    "--head",
+                    "1",
+                    "--size",
+                    size,
+                    "--screenshot",
+                    str(png),
+                ],
+                check=True,
+                env=env,
+            )
     return 0
 
 

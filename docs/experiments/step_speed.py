@@ -46,8 +46,10 @@ def main(argv: list[str]) -> int:
             times[p].append(ms_per_token(ck))
     for p, ck in cks.items():
         c = ck.config
-        print(f"{p}: {c.n_encoder_layers} + {c.n_decoder_layers} layers, d_model {c.d_model}, "
-              f"{ck.model.num_parameters() / 1e6:.2f}M parameters: {statistics.median(times[p]):.2f} ms/token")
+        print(
+            f"{p}: {c.n_encoder_layers} + {c.n_decoder_layers} layers, d_model {c.d_model}, "
+            f"{ck.model.num_parameters() / 1e6:.2f}M parameters: {statistics.median(times[p]):.2f} ms/token"
+        )
     return 0
 
 

@@ -82,8 +82,11 @@ def main(argv: list[str] | None = None) -> int:
         per_part[part.name] = rows
     everything = [r for rows in per_part.values() for r in rows]
     matches = closest([ko for ko, _, _ in everything], held)
-    near = {where: (m.similarity, m.train_line, m.source) for (_, _, where), m in zip(everything, matches)
-            if m is not None and m.similarity >= THRESHOLD}
+    near = {
+        where: (m.similarity, m.train_line, m.source)
+        for (_, _, where), m in zip(everything, matches)
+        if m is not None and m.similarity >= THRESHOLD
+    }
     old, train, dev = [], [], []
     print(f"{'part':34} {'written':>8} {'kept':>6} {'dropped':>8}")
     for name, rows in per_part.items():
@@ -99,10 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     write(DATA / "lecture-corpus-dev", dev)
     skeletons = Counter(skeleton(ko) for ko, _ in train + dev)
     top = skeletons.most_common(1)[0] if skeletons else ("", 0)
-    print(f"{len(everything)} distinct Korean lines read, {len(near)} dropped as near duplicates of an evaluation "
-          f"line (3-gram Jaccard >= {THRESHOLD}); written: lecture-domain {len(old)}, lecture-corpus {len(train)}, "
-          f"lecture-corpus-dev {len(dev)} (every {DEV_EVERY}th pair of each v2 part); the most repeated skeleton "
-          f"occurs {top[1]} times")
+    print(
+        f"{len(everything)} distinct Korean lines read, {len(near)} dropped as near duplicates of an evaluation "
+        f"line (3-gram Jaccard >= {THRESHOLD}); written: lecture-domain {len(old)}, lecture-corpus {len(train)}, "
+        f"lecture-corpus-dev {len(dev)} (every {DEV_EVERY}th pair of each v2 part); the most repeated skeleton "
+        f"occurs {top[1]} times"
+    )
     for where, (sim, line, src) in sorted(near.items(), key=lambda kv: -kv[1][0])[:40]:
         print(f"  {sim:.2f} {where}  ~  {line}  [{src}]")
     return 0

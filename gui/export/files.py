@@ -57,8 +57,14 @@ def export_png(path: str | Path, widget, scale: int = 2) -> tuple[Path, tuple[in
     return path, (size.width(), size.height())
 
 
-def export_npz(path: str | Path, result: Translation, k: int, kind: str, selected: tuple[int, int],
-               extra: dict[str, np.ndarray] | None = None) -> Path:
+def export_npz(
+    path: str | Path,
+    result: Translation,
+    k: int,
+    kind: str,
+    selected: tuple[int, int],
+    extra: dict[str, np.ndarray] | None = None,
+) -> Path:
     """Save what is on screen at step ``k``: every view's weights ``[L, H, rows, cols]``, the masks
     (bool, True = masked, as the model was given them), the tokens of both axes and the
     step/view/selection. ``selected`` is 1-based as in titles and the hover read-out:
@@ -80,10 +86,15 @@ def export_npz(path: str | Path, result: Translation, k: int, kind: str, selecte
         path = path.with_suffix(".npz")  # numpy would add it anyway: return the real name
     remember(path)
     np.savez_compressed(
-        path, **arrays,
-        src_tokens=np.array(m.src_tokens, dtype=str), tgt_tokens=np.array(m.tgt_tokens, dtype=str),
+        path,
+        **arrays,
+        src_tokens=np.array(m.src_tokens, dtype=str),
+        tgt_tokens=np.array(m.tgt_tokens, dtype=str),
         output_tokens=np.array([s.token for s in result.steps[:k]], dtype=str),
-        step=np.int64(k), view=np.array(kind), selected=np.array(selected) + 1, source=np.array(result.source.text),
+        step=np.int64(k),
+        view=np.array(kind),
+        selected=np.array(selected) + 1,
+        source=np.array(result.source.text),
         mode=np.array(result.mode),
     )
     return Path(path)

@@ -87,7 +87,7 @@ def grid_header(vm) -> GridHeader:
     else:
         label, output = f"Output after step {k}", vm.text_at(k)
     step = vm.step_description()
-    step = step[len("step "):] if step.startswith("step ") else step  # the label says "Step:"
+    step = step[len("step ") :] if step.startswith("step ") else step  # the label says "Step:"
     return GridHeader(kind, title, layout, r.source.text, label, output, k, vm.n_steps, step)
 
 
@@ -114,8 +114,9 @@ class HeaderPainter:
     ``height`` (px) and :meth:`paint`. ``cmap`` and ``scale`` ("fixed" or "per-map") are the
     grid's; the Masks view draws the mask legend instead of a colour bar."""
 
-    def __init__(self, header: GridHeader, width: float, font: QtGui.QFont, cmap: pg.ColorMap, scale: str,
-                 dpi: float = 96.0) -> None:
+    def __init__(
+        self, header: GridHeader, width: float, font: QtGui.QFont, cmap: pg.ColorMap, scale: str, dpi: float = 96.0
+    ) -> None:
         self.header, self.width, self.cmap, self.scale = header, float(width), cmap, scale
         self.probe = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_ARGB32)  # metrics at the device's dpi
         dpm = round(dpi / 0.0254)
@@ -213,8 +214,9 @@ class HeaderPainter:
             tw = self._metrics(self.body).horizontalAdvance(text) + 4
             if x + size + ch + tw > x0 + avail and x > x0:
                 x, y = x0, y + 1.3 * line
-            self.swatches.append((QtCore.QRectF(x, y + (line - size) / 2, size, size),
-                                  "hatch" if colour is None else QtGui.QColor(*colour).name()))
+            self.swatches.append(
+                (QtCore.QRectF(x, y + (line - size) / 2, size, size), "hatch" if colour is None else QtGui.QColor(*colour).name())
+            )
             self._block(x + size + 0.5 * ch, y, tw, text, self.body, "#222222")
             x += size + ch + tw + 1.5 * ch
 
@@ -248,8 +250,10 @@ class HeaderPainter:
                 for i in range(-2, 3):  # lines x + y = const, cut to the square (no clip: SVG keeps it)
                     t = i * side / 3
                     u0, u1 = max(0.0, -t), min(side, side - t)
-                    painter.drawLine(QtCore.QPointF(rect.left() + t + u0, rect.bottom() - u0),
-                                     QtCore.QPointF(rect.left() + t + u1, rect.bottom() - u1))
+                    painter.drawLine(
+                        QtCore.QPointF(rect.left() + t + u0, rect.bottom() - u0),
+                        QtCore.QPointF(rect.left() + t + u1, rect.bottom() - u1),
+                    )
             else:
                 painter.fillRect(rect, QtGui.QColor(colour))
             painter.setPen(QtGui.QPen(QtGui.QColor("#666666"), 0))

@@ -40,11 +40,13 @@ class MapExport:
 
     @property
     def note(self) -> str:
-        """"" when every label was drawn, else e.g. "; labels thinned: 40 of 80 queries, 64 of 64 keys"."""
+        """ "" when every label was drawn, else e.g. "; labels thinned: 40 of 80 queries, 64 of 64 keys"."""
         if not self.thinned:
             return ""
-        return (f"; labels thinned: {len(self.rows_drawn)} of {self.n_rows} queries, "
-                f"{len(self.cols_drawn)} of {self.n_cols} keys (all are drawn up to {FULL_LABELS_UP_TO} per axis)")
+        return (
+            f"; labels thinned: {len(self.rows_drawn)} of {self.n_rows} queries, "
+            f"{len(self.cols_drawn)} of {self.n_cols} keys (all are drawn up to {FULL_LABELS_UP_TO} per axis)"
+        )
 
 
 def _axes(hm: Heatmap):
@@ -59,8 +61,13 @@ def _pitch(hm: Heatmap) -> tuple[float, float]:
     height = fm.height() + GAP + 1
     bottom = hm.plot.getAxis("bottom")
     max_w = fm.averageCharWidth() * bottom.max_chars
-    widest = max((fm.horizontalAdvance(fm.elidedText(str(t), QtCore.Qt.TextElideMode.ElideRight, max_w))
-                  for t in hm.col_tokens), default=0.0) + 2
+    widest = (
+        max(
+            (fm.horizontalAdvance(fm.elidedText(str(t), QtCore.Qt.TextElideMode.ElideRight, max_w)) for t in hm.col_tokens),
+            default=0.0,
+        )
+        + 2
+    )
     return height, min(widest + GAP, fm.height() / SIN45 + GAP) + 1
 
 

@@ -72,8 +72,10 @@ def _outline(match: re.Match) -> str:
     glyphs = QtGui.QPainterPath()
     glyphs.addText(QtCore.QPointF(float(attrs.get("x", "0")), float(attrs.get("y", "0"))), font, text)
     rule = "evenodd" if glyphs.fillRule() == QtCore.Qt.FillRule.OddEvenFill else "nonzero"
-    return (f'<path fill="{attrs.get("fill", "#000000")}" fill-opacity="{attrs.get("fill-opacity", "1")}" '
-            f'stroke="none" fill-rule="{rule}" d="{path_data(glyphs)}"/>')
+    return (
+        f'<path fill="{attrs.get("fill", "#000000")}" fill-opacity="{attrs.get("fill-opacity", "1")}" '
+        f'stroke="none" fill-rule="{rule}" d="{path_data(glyphs)}"/>'
+    )
 
 
 def outline_text(svg: str) -> str:
@@ -146,8 +148,9 @@ def _png_base64(rgba: np.ndarray, times: int) -> str:
 
 # Browsers smooth an image marked optimizeSpeed; this rule, which Qt's SVG renderer skips (it
 # would smooth an image marked pixelated), asks them for nearest-neighbour instead.
-PIXELATED = ('<style type="text/css">@supports (image-rendering: pixelated) '
-             '{ .masked-hatch { image-rendering: pixelated } }</style>')
+PIXELATED = (
+    '<style type="text/css">@supports (image-rendering: pixelated) { .masked-hatch { image-rendering: pixelated } }</style>'
+)
 HATCH_PX = 0.5  # at most this many SVG px per pixel of the embedded hatch (sharp at 2x)
 HATCH_MAX_PIXELS = 4_000_000  # the hatch image's limit after repeating its pixels
 
@@ -167,8 +170,10 @@ def cells_svg(pic: CellPicture, matrix: str) -> str:
     oy = min(0.5 / abs(d), 0.25) if d else 0.0
     widths = [_num(1 + ox)] * (cols - 1) + ["1"]
     heights = [_num(1 + oy)] * (rows - 1) + ["1"]
-    out = [f"<!-- heatmap: {rows} rows × {cols} columns, one rect per cell (x = column, y = row) -->",
-           f'<g class="heatmap-cells" transform="matrix({matrix})" stroke="none" shape-rendering="crispEdges">']
+    out = [
+        f"<!-- heatmap: {rows} rows × {cols} columns, one rect per cell (x = column, y = row) -->",
+        f'<g class="heatmap-cells" transform="matrix({matrix})" stroke="none" shape-rendering="crispEdges">',
+    ]
     fills: dict[bytes, str] = {}
     for r in range(rows):
         for c in range(cols):
@@ -179,9 +184,11 @@ def cells_svg(pic: CellPicture, matrix: str) -> str:
         h, w = pic.hatch.shape[:2]
         per_px = max(abs(a) * cols / w, abs(d) * rows / h)  # SVG px per hatch pixel
         times = max(1, min(int(np.ceil(per_px / HATCH_PX)), int((HATCH_MAX_PIXELS / (h * w)) ** 0.5)))
-        out.append(f'<image class="masked-hatch" x="0" y="0" width="{cols}" height="{rows}" preserveAspectRatio="none" '
-                   'image-rendering="optimizeSpeed" '
-                   f'xlink:href="data:image/png;base64,{_png_base64(pic.hatch, times)}"/>')
+        out.append(
+            f'<image class="masked-hatch" x="0" y="0" width="{cols}" height="{rows}" preserveAspectRatio="none" '
+            'image-rendering="optimizeSpeed" '
+            f'xlink:href="data:image/png;base64,{_png_base64(pic.hatch, times)}"/>'
+        )
     out.append("</g>")
     return "\n".join(out)
 
@@ -203,8 +210,7 @@ def marked_cells(widget) -> Iterator[dict[str, CellPicture]]:
             rows, cols = pic.rgba.shape[:2]
             marker = QtWidgets.QGraphicsRectItem(QtCore.QRectF(0, 0, cols, rows), m.image.parentItem())
             bounds = m.image.boundingRect()  # [0, cols] × [0, rows], or [0, 1]² for a thumbnail's UnitImage
-            marker.setTransform(QtGui.QTransform.fromScale(bounds.width() / cols, bounds.height() / rows)
-                                * m.image.transform())
+            marker.setTransform(QtGui.QTransform.fromScale(bounds.width() / cols, bounds.height() / rows) * m.image.transform())
             marker.setPos(m.image.pos())
             marker.setZValue(m.image.zValue())
             marker.setPen(QtGui.QPen(QtCore.Qt.PenStyle.NoPen))
@@ -225,9 +231,14 @@ def marked_cells(widget) -> Iterator[dict[str, CellPicture]]:
                 item.setVisible(visible)
 
 
-def svg_document(widget, top: int = 0, paint_top: Callable[[QtGui.QPainter], None] | None = None,
-                 title: str = "Attention Studio export", description: str = "",
-                 vector: bool = True) -> tuple[str, QtCore.QSize]:
+def svg_document(
+    widget,
+    top: int = 0,
+    paint_top: Callable[[QtGui.QPainter], None] | None = None,
+    title: str = "Attention Studio export",
+    description: str = "",
+    vector: bool = True,
+) -> tuple[str, QtCore.QSize]:
     """The SVG text of ``widget`` at its on-screen size, ``top`` px lower than a band that
     ``paint_top`` paints (a header), text as outlines and, with ``vector``, every heatmap as
     vector cells (:func:`cells_svg`). Returns the text and its size in px."""
@@ -276,8 +287,14 @@ def _nothing() -> Iterator[dict[str, CellPicture]]:
     yield {}
 
 
-def export_svg(path: str | Path, widget, top: int = 0, paint_top: Callable[[QtGui.QPainter], None] | None = None,
-               title: str = "Attention Studio export", description: str = "") -> tuple[Path, tuple[int, int]]:
+def export_svg(
+    path: str | Path,
+    widget,
+    top: int = 0,
+    paint_top: Callable[[QtGui.QPainter], None] | None = None,
+    title: str = "Attention Studio export",
+    description: str = "",
+) -> tuple[Path, tuple[int, int]]:
     """Write ``widget`` (the enlarged map or the grid) as SVG at its on-screen size, text as
     outlines, heatmaps as vector cells (one ``<rect>`` each), below a ``top`` px band painted by
     ``paint_top`` (a header; see :func:`svg_document`). Returns the path and its size in px.

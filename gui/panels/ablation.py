@@ -50,8 +50,10 @@ class AblationPanel(DetachablePanel):
         self.n_heads = 0
         self.boxes: dict[tuple[int, int], QtWidgets.QCheckBox] = {}
         v = self.scrolled_body()
-        hint = QtWidgets.QLabel("Tick heads (layer:head, from 1) and press Ablate: the sentence is decoded "
-                                "again with their outputs zeroed before W^O.")
+        hint = QtWidgets.QLabel(
+            "Tick heads (layer:head, from 1) and press Ablate: the sentence is decoded "
+            "again with their outputs zeroed before W^O."
+        )
         hint.setWordWrap(True)
         row = QtWidgets.QHBoxLayout()
         self.kind = QtWidgets.QComboBox()
@@ -90,9 +92,12 @@ class AblationPanel(DetachablePanel):
         self.map_caption = QtWidgets.QLabel("")
         self.map_caption.setWordWrap(True)
         self.maps = MapRow(("unablated", "ablated"), with_diff=False)
-        self.table = read_only_table(self.HEADERS, "each token of the unablated output, forced in order: its log P "
-                                     "(nats) without and with the ablation; Δ = ablated − before. The last row is "
-                                     "the sum.")
+        self.table = read_only_table(
+            self.HEADERS,
+            "each token of the unablated output, forced in order: its log P "
+            "(nats) without and with the ablation; Δ = ablated − before. The last row is "
+            "the sum.",
+        )
         self.table.setMinimumHeight(160)
         v.addWidget(hint)
         v.addLayout(row)
@@ -193,7 +198,8 @@ class AblationPanel(DetachablePanel):
         rows = token_rows(rep)
         nan = float("nan")
         out = {
-            "ablate_kind": np.array(r.kind), "ablate_heads": np.array(r.heads, dtype=np.int64).reshape(-1, 2),
+            "ablate_kind": np.array(r.kind),
+            "ablate_heads": np.array(r.heads, dtype=np.int64).reshape(-1, 2),
             "ablate_spec": np.array(",".join(f"{la}:{h}" for la, h in r.heads)),
             "ablate_source": np.array(r.original.source.text),
             "ablate_unablated_tokens": np.array([s.token for s in r.original.steps], dtype=str),
@@ -225,8 +231,11 @@ class AblationPanel(DetachablePanel):
     def show_report(self, report, ms: float, selection: tuple[str, int, int], step: int) -> None:
         self.report = report
         r = report.result
-        error_style(self.status, f"ablated {KIND_NAMES[r.kind].lower()} heads "
-                    f"{', '.join(f'L{la} H{h}' for la, h in r.heads)} · {ms:.0f} ms", False)
+        error_style(
+            self.status,
+            f"ablated {KIND_NAMES[r.kind].lower()} heads {', '.join(f'L{la} H{h}' for la, h in r.heads)} · {ms:.0f} ms",
+            False,
+        )
         self.refresh(selection, step)
 
     def refresh(self, selection: tuple[str, int, int], step: int) -> None:
@@ -245,7 +254,8 @@ class AblationPanel(DetachablePanel):
             f"<tr><td><b>unablated</b></td><td>{html.escape(a.translation)}</td><td align='right'>{la_lp}</td></tr>"
             f"<tr><td><b>ablated</b></td><td>{html.escape(b.translation)}</td><td align='right'>{lb_lp}</td></tr>"
             f"</table>Δ log P (ablated output − unablated output) = {change}{same}; the unablated output under "
-            f"ablation: Δ = {rep.total_change:+.3f}")
+            f"ablation: Δ = {rep.total_change:+.3f}"
+        )
         (ta, ca, ka), (tb, cb, kb) = top_k_at(a, step), top_k_at(b, step)
         self.topk_caption.setText(f"Top-k at step {ka} (unablated, left) and step {kb} (ablated, right):")
         for panel, cands, chosen in ((self.topk_a, ta, ca), (self.topk_b, tb, cb)):
@@ -254,10 +264,15 @@ class AblationPanel(DetachablePanel):
         kind, layer, head = selection
         self.maps.set_font(font)
         ha, hb = head_map(a, kind, layer, head, "unablated"), head_map(b, kind, layer, head, "ablated")
-        mark = " (ablated: its output is zeroed, its weights still shown)" \
-            if (VIEW_KIND[rep.result.kind] == kind and (layer + 1, head + 1) in rep.result.heads) else ""
-        self.map_caption.setText(f"{ha.title.split(' — ')[-1]}{mark}; select another head in the grid. "
-                                 f"{compare_maps(ha, hb).reason or 'Same shape and tokens in both runs.'}")
+        mark = (
+            " (ablated: its output is zeroed, its weights still shown)"
+            if (VIEW_KIND[rep.result.kind] == kind and (layer + 1, head + 1) in rep.result.heads)
+            else ""
+        )
+        self.map_caption.setText(
+            f"{ha.title.split(' — ')[-1]}{mark}; select another head in the grid. "
+            f"{compare_maps(ha, hb).reason or 'Same shape and tokens in both runs.'}"
+        )
         self.maps.show_pair(ha, hb)
         self._fill_table(token_rows(rep))
 

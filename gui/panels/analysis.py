@@ -117,8 +117,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         main, p = self.ctx.request(), self.compare
         text_a = p.text_a.text().strip() or main.text
         self._a_from_main["pending"] = not p.text_a.text().strip()
-        req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(),
-                             main.beam, main.pad_to)
+        req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(), main.beam, main.pad_to)
         p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
         rid = self._next("compare")
         self.request_compare.emit(rid, req)
@@ -253,4 +252,3 @@ class AnalysisTabs(QtCore.QObject, Panel):
         except InputError as exc:
             self.ablation.show_error(str(exc))
         self.compare.refresh(self.selection(("cross", 0, 0)))
-

@@ -41,8 +41,9 @@ class ComparePanel(DetachablePanel):
         self.clear_button = QtWidgets.QPushButton("Clear")
         self.clear_button.setToolTip("remove the comparison shown (File → Export then holds none)")
         self.by_position = QtWidgets.QCheckBox("B − A where only tokens differ")
-        self.by_position.setToolTip("same shape, different tokens (나는 … vs 너는 …): subtract by position; "
-                                    "the differing labels read A|B")
+        self.by_position.setToolTip(
+            "same shape, different tokens (나는 … vs 너는 …): subtract by position; the differing labels read A|B"
+        )
         self.by_position.toggled.connect(lambda _on: self.refresh(self.selection_shown))
         narrow_combo(self.mode)
         top.addWidget(self.mode, 1)
@@ -70,8 +71,7 @@ class ComparePanel(DetachablePanel):
         form.addRow(self.text_b_label, self.text_b)
         self.path_label = QtWidgets.QLabel("Checkpoint B:")
         form.addRow(self.path_label, self.path_box)
-        self.status = QtWidgets.QLabel("choose what to compare and press Compare; the head is the one selected "
-                                       "in the grid")
+        self.status = QtWidgets.QLabel("choose what to compare and press Compare; the head is the one selected in the grid")
         self.status.setWordWrap(True)
         self.summary = QtWidgets.QLabel("")
         self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
@@ -106,8 +106,7 @@ class ComparePanel(DetachablePanel):
             w.setVisible(not two_inputs)
 
     def browse(self) -> None:
-        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Checkpoint B (a checkpoint directory)",
-                                                          self.path_b.text())
+        path = QtWidgets.QFileDialog.getExistingDirectory(self, "Checkpoint B (a checkpoint directory)", self.path_b.text())
         if path:
             self.path_b.setText(path)
 
@@ -132,13 +131,17 @@ class ComparePanel(DetachablePanel):
         o = self.outcome
         if o is None or self.maps.shown is None:
             return {}
-        out = {"compare_mode": np.array(o.mode), "compare_label_a": np.array(o.label_a),
-               "compare_label_b": np.array(o.label_b), "compare_source_a": np.array(o.a.source.text),
-               "compare_source_b": np.array(o.b.source.text),
-               "compare_tokens_a": np.array([s.token for s in o.a.steps], dtype=str),
-               "compare_tokens_b": np.array([s.token for s in o.b.steps], dtype=str),
-               "compare_by_position": np.bool_(self.by_position.isChecked()),
-               "compare_reason": np.array(self.maps.reason.text())}
+        out = {
+            "compare_mode": np.array(o.mode),
+            "compare_label_a": np.array(o.label_a),
+            "compare_label_b": np.array(o.label_b),
+            "compare_source_a": np.array(o.a.source.text),
+            "compare_source_b": np.array(o.b.source.text),
+            "compare_tokens_a": np.array([s.token for s in o.a.steps], dtype=str),
+            "compare_tokens_b": np.array([s.token for s in o.b.steps], dtype=str),
+            "compare_by_position": np.bool_(self.by_position.isChecked()),
+            "compare_reason": np.array(self.maps.reason.text()),
+        }
         out.update(self.maps.npz_arrays("compare_", ("map_a", "map_b")))
         return out
 
@@ -154,11 +157,14 @@ class ComparePanel(DetachablePanel):
             return
         self.selection_shown = selection
         kind, layer, head = selection
-        rows = "".join(f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(r.translation)}</td>"
-                       f"<td align='right'>{'—' if r.logprob is None else f'{r.logprob:.3f}'}</td></tr>"
-                       for label, r in ((o.label_a, o.a), (o.label_b, o.b)))
-        self.summary.setText("<table cellspacing='4'><tr><th></th><th align='left'>translation</th>"
-                             f"<th>log P (nats)</th></tr>{rows}</table>")
+        rows = "".join(
+            f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(r.translation)}</td>"
+            f"<td align='right'>{'—' if r.logprob is None else f'{r.logprob:.3f}'}</td></tr>"
+            for label, r in ((o.label_a, o.a), (o.label_b, o.b))
+        )
+        self.summary.setText(
+            f"<table cellspacing='4'><tr><th></th><th align='left'>translation</th><th>log P (nats)</th></tr>{rows}</table>"
+        )
         self.maps.set_font(self.font())
         maps, problems = [], []
         for label, r in (("A", o.a), ("B", o.b)):

@@ -30,8 +30,10 @@ class ForkPanel(QtWidgets.QWidget):
         super().__init__(parent)
         v = QtWidgets.QVBoxLayout(self)
         v.setContentsMargins(2, 2, 2, 2)
-        hint = QtWidgets.QLabel("What if the model had said …? Click a candidate bar above, or type a word "
-                                "to force it at this step; decoding continues from there.")
+        hint = QtWidgets.QLabel(
+            "What if the model had said …? Click a candidate bar above, or type a word "
+            "to force it at this step; decoding continues from there."
+        )
         hint.setWordWrap(True)
         row = QtWidgets.QHBoxLayout()
         self.word = QtWidgets.QLineEdit()
@@ -62,14 +64,18 @@ class ForkPanel(QtWidgets.QWidget):
         self.unfork_button.setEnabled(rows is not None)
         self.setEnabled(vm.live)
         if rows is None:
-            self.compare.setText("no fork yet" if vm.live else "forking needs a live decoder (not in teacher "
-                                 "forcing or a batch)")
+            self.compare.setText("no fork yet" if vm.live else "forking needs a live decoder (not in teacher forcing or a batch)")
             return
-        cells = "".join(f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(text)}</td>"
-                        f"<td align='right'>{'—' if lp is None else f'{lp:.3f}'}</td></tr>" for label, text, lp in rows)
-        self.compare.setText("<table cellspacing='4'><tr><th></th><th align='left'>translation</th>"
-                             f"<th>log P (nats)</th></tr>{cells}</table>"
-                             "<span style='color:#666'>◀ Back from the end returns to the fork point.</span>")
+        cells = "".join(
+            f"<tr><td><b>{html.escape(label)}</b></td><td>{html.escape(text)}</td>"
+            f"<td align='right'>{'—' if lp is None else f'{lp:.3f}'}</td></tr>"
+            for label, text, lp in rows
+        )
+        self.compare.setText(
+            "<table cellspacing='4'><tr><th></th><th align='left'>translation</th>"
+            f"<th>log P (nats)</th></tr>{cells}</table>"
+            "<span style='color:#666'>◀ Back from the end returns to the fork point.</span>"
+        )
 
 
 class ReferencePanel(QtWidgets.QWidget):
@@ -88,9 +94,12 @@ class ReferencePanel(QtWidgets.QWidget):
         causal_hint.setWordWrap(True)  # the dock is narrow: the words wrap rather than widen it
         self.loss = QtWidgets.QLabel("give a reference to see the training view")
         self.loss.setWordWrap(True)
-        self.table = read_only_table(self.HEADERS, "p(ref): the model's probability of the reference token, also "
-                                     "outside the top-k; argmax: the model's own choice (✓ = the reference); "
-                                     "loss so far: mean NLL in nats/token of steps 1..k")
+        self.table = read_only_table(
+            self.HEADERS,
+            "p(ref): the model's probability of the reference token, also "
+            "outside the top-k; argmax: the model's own choice (✓ = the reference); "
+            "loss so far: mean NLL in nats/token of steps 1..k",
+        )
         v.addWidget(self.causal_off)
         v.addWidget(causal_hint)
         v.addWidget(self.loss)
@@ -101,8 +110,11 @@ class ReferencePanel(QtWidgets.QWidget):
         self.loss.setText(vm.loss_text() or "give a reference to see the training view (teacher forcing)")
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            set_texts(self.table, i, [str(r.step), r.token, f"{r.prob:.4f}", ("✓ " if r.hit else "✗ ") + r.argmax,
-                                      f"{r.running_loss:.3f}"])
+            set_texts(
+                self.table,
+                i,
+                [str(r.step), r.token, f"{r.prob:.4f}", ("✓ " if r.hit else "✗ ") + r.argmax, f"{r.running_loss:.3f}"],
+            )
         if rows:
             self.table.scrollToItem(self.table.item(len(rows) - 1, 0))
 
@@ -119,8 +131,10 @@ class BeamPanel(QtWidgets.QWidget):
         v.setContentsMargins(2, 2, 2, 2)
         self.caption = QtWidgets.QLabel("beam search only")
         self.caption.setWordWrap(True)
-        self.table = read_only_table(self.HEADERS, "log P: cumulative log-probability (nats); log P / lp: "
-                                     "length-normalised score, lp = ((5 + |Y|) / 6)^α (GNMT)")
+        self.table = read_only_table(
+            self.HEADERS,
+            "log P: cumulative log-probability (nats); log P / lp: length-normalised score, lp = ((5 + |Y|) / 6)^α (GNMT)",
+        )
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setSectionResizeMode(1, QtWidgets.QHeaderView.ResizeMode.Stretch)
         self.table.cellClicked.connect(self._clicked)
@@ -157,17 +171,23 @@ def beam_caption(vm: ViewModel) -> str:
     k, finished = vm.step, vm.state.finished
     total = str(vm.n_steps) if finished else "…"
     if k == 0:
-        return (f"step 0 of {total}: no token chosen yet, the search starts from [BOS] alone. Step ▶ shows the "
-                "beam after each search step.")
+        return (
+            f"step 0 of {total}: no token chosen yet, the search starts from [BOS] alone. Step ▶ shows the "
+            "beam after each search step."
+        )
     if k > searched:
-        head = (f"step {k} of {total}: the search ended after step {searched} (this hypothesis goes on); the beam "
-                f"after search step {searched}")
+        head = (
+            f"step {k} of {total}: the search ended after step {searched} (this hypothesis goes on); the beam "
+            f"after search step {searched}"
+        )
     else:
         head = f"the beam after step {k} of {total} (live)"
-    ran = (f" The search itself ran {searched} steps: it goes on until no live hypothesis can still beat the "
-           "finished ones." if finished and searched != vm.n_steps else "")
-    return (f"{head}, then the hypotheses finished so far; ▶ = the one being stepped through. Click one to see its "
-            f"maps.{ran}")
+    ran = (
+        f" The search itself ran {searched} steps: it goes on until no live hypothesis can still beat the finished ones."
+        if finished and searched != vm.n_steps
+        else ""
+    )
+    return f"{head}, then the hypotheses finished so far; ▶ = the one being stepped through. Click one to see its maps.{ran}"
 
 
 class ExperimentBar(QtWidgets.QWidget):

@@ -20,9 +20,11 @@ from gui.widgets.alignment import AlignmentPanel
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 HEAD_ROLE = QtCore.Qt.ItemDataRole.UserRole + 2
-TABLE_HINT = ("Click a column header to sort, a row to open that head. Entropy: mean over query rows, nats "
-              "(max = ln #visible keys). prev / same / next / sink: mean share of attention on key i−1 / i / "
-              "i+1 / [EOS] or punctuation; mono: share of rows whose argmax key never moves back.")
+TABLE_HINT = (
+    "Click a column header to sort, a row to open that head. Entropy: mean over query rows, nats "
+    "(max = ln #visible keys). prev / same / next / sink: mean share of attention on key i−1 / i / "
+    "i+1 / [EOS] or punctuation; mono: share of rows whose argmax key never moves back."
+)
 
 
 class _Item(QtWidgets.QTableWidgetItem):
@@ -49,8 +51,17 @@ class HeadTable(QtWidgets.QTableWidget):
 
     head_chosen = QtCore.Signal(int, int)
     #: (header, HeadStats field); "label" shows gui.state.derived.LABEL_TEXT
-    COLUMNS = (("L", "layer"), ("H", "head"), ("label", "label"), ("entropy (nats)", "entropy"), ("prev", "prev"),
-               ("same", "same"), ("next", "next"), ("sink", "sink"), ("mono", "monotone"))
+    COLUMNS = (
+        ("L", "layer"),
+        ("H", "head"),
+        ("label", "label"),
+        ("entropy (nats)", "entropy"),
+        ("prev", "prev"),
+        ("same", "same"),
+        ("next", "next"),
+        ("sink", "sink"),
+        ("mono", "monotone"),
+    )
     HEADERS = [h for h, _ in COLUMNS]
 
     def __init__(self, parent=None) -> None:
@@ -177,10 +188,14 @@ class HeadTools(QtCore.QObject, Panel):
                 self.clear()
             return
         # encoder maps do not change while the decoder steps; the key holds the tensors themselves
-        seen = (r.maps.encoder_self if vm.kind == "encoder" else r.maps, vm.kind,
-                0 if vm.kind == "encoder" else vm.step, tuple(vm.selected), vm.derived)
-        if self._seen is not None and len(self._seen) == len(seen) and seen[0] is self._seen[0] \
-                and seen[1:] == self._seen[1:]:
+        seen = (
+            r.maps.encoder_self if vm.kind == "encoder" else r.maps,
+            vm.kind,
+            0 if vm.kind == "encoder" else vm.step,
+            tuple(vm.selected),
+            vm.derived,
+        )
+        if self._seen is not None and len(self._seen) == len(seen) and seen[0] is self._seen[0] and seen[1:] == self._seen[1:]:
             return
         self._seen = seen
         spec = enlarged_spec(vm)
@@ -209,12 +224,19 @@ class HeadTools(QtCore.QObject, Panel):
         v, layer, head, chosen = self._state
         rows = dv.head_rows(self.vm.result, self.vm.step, v.kind)
         self.table.set_rows(rows, None if chosen is not None else (layer, head))
-        note = " The next token is impossible here: the causal mask hides it." if v.kind == "decoder" and rows and \
-            not rows[0].next_possible else ""
-        most = (f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)." if rows else
-                " No query yet: press Step ▶ (→).")
-        self.table_panel.caption.setText(f"<b>{view_title(self.vm.result, v.kind)}</b> at step {self.vm.step}: "
-                                         f"{len(rows)} heads.{most}{note}")
+        note = (
+            " The next token is impossible here: the causal mask hides it."
+            if v.kind == "decoder" and rows and not rows[0].next_possible
+            else ""
+        )
+        most = (
+            f" Most entropy possible: {rows[0].max_entropy:.3f} nats (ln #visible keys)."
+            if rows
+            else " No query yet: press Step ▶ (→)."
+        )
+        self.table_panel.caption.setText(
+            f"<b>{view_title(self.vm.result, v.kind)}</b> at step {self.vm.step}: {len(rows)} heads.{most}{note}"
+        )
         self._done["table"] = True
 
     def alignment_map(self) -> dv.DerivedMap | None:
@@ -227,16 +249,32 @@ class HeadTools(QtCore.QObject, Panel):
             chosen = next(d for d in dv.derived_maps(self.vm.result, self.vm.step, v) if d.key == ("mean", layer))
         if chosen is not None:
             return chosen
-        return dv.DerivedMap((layer, head), f"layer {layer + 1}, head {head + 1}", v.weights[layer, head], v.mask,
-                             v.row_tokens, v.col_tokens, v.row_label, v.col_label)
+        return dv.DerivedMap(
+            (layer, head),
+            f"layer {layer + 1}, head {head + 1}",
+            v.weights[layer, head],
+            v.mask,
+            v.row_tokens,
+            v.col_tokens,
+            v.row_label,
+            v.col_label,
+        )
 
     def _fill_lines(self) -> None:
         v = self._state[0]
         m = self.alignment_map()
         what = m.title if dv.is_derived(m.key) else f"layer {m.key[0] + 1}, head {m.key[1] + 1}"
         r = self.vm.result
-        self.lines.set_data(m.matrix, m.mask, m.row_tokens, m.col_tokens, m.row_label, m.col_label,
-                            f"{view_title(r, v.kind)} — {what}", dv.query_valid(r, self.vm.step, v.kind))
+        self.lines.set_data(
+            m.matrix,
+            m.mask,
+            m.row_tokens,
+            m.col_tokens,
+            m.row_label,
+            m.col_label,
+            f"{view_title(r, v.kind)} — {what}",
+            dv.query_valid(r, self.vm.step, v.kind),
+        )
         self._done["lines"] = self.align.mean.isChecked()
 
     # ---------- export ----------
@@ -250,14 +288,20 @@ class HeadTools(QtCore.QObject, Panel):
             return {}
         v = view_at(self.vm.result, self.vm.step, self._state[0].kind)
         key = m.key
-        what = (f"{key[0]} layer {key[1] + 1}" if key[0] == "mean" else "rollout") if dv.is_derived(key) else \
-            f"head layer {key[0] + 1} head {key[1] + 1}"
+        what = (
+            (f"{key[0]} layer {key[1] + 1}" if key[0] == "mean" else "rollout")
+            if dv.is_derived(key)
+            else f"head layer {key[0] + 1} head {key[1] + 1}"
+        )
         chosen = self._state[3]
-        return {"derived_align_weights": np.asarray(m.matrix, dtype=np.float32),
-                "derived_align_mask": np.asarray(m.mask, dtype=bool),
-                "derived_align_rows": np.array(m.row_tokens, dtype=str),
-                "derived_align_cols": np.array(m.col_tokens, dtype=str),
-                "derived_align_query_valid": dv.query_valid(self.vm.result, self.vm.step, v.kind),
-                "derived_align_kind": np.array(v.kind), "derived_align_what": np.array(what),
-                "derived_align_focus": np.int64(-1 if self.lines.focus is None else self.lines.focus + 1),
-                "derived_enlarged": np.array("" if chosen is None else chosen.title)}
+        return {
+            "derived_align_weights": np.asarray(m.matrix, dtype=np.float32),
+            "derived_align_mask": np.asarray(m.mask, dtype=bool),
+            "derived_align_rows": np.array(m.row_tokens, dtype=str),
+            "derived_align_cols": np.array(m.col_tokens, dtype=str),
+            "derived_align_query_valid": dv.query_valid(self.vm.result, self.vm.step, v.kind),
+            "derived_align_kind": np.array(v.kind),
+            "derived_align_what": np.array(what),
+            "derived_align_focus": np.int64(-1 if self.lines.focus is None else self.lines.focus + 1),
+            "derived_enlarged": np.array("" if chosen is None else chosen.title),
+        }

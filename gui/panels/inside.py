@@ -27,10 +27,15 @@ from gui.widgets.strips import PopOut, ValueStrip
 CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
 HINT = "Translate a sentence (Enter), then pick a head in the grid: the inside of its attention step appears here."
-TITLES = ("① q = x·W<sup>Q</sup> of this head [d_head]", "② K: one key per row [keys, d_head]",
-          "③ scores q·k / √d_k", "④ + the mask given (True = masked → −∞)",
-          "⑤ softmax = the weights (= the heatmap's row)", "⑥ V: one value per row [keys, d_head]",
-          "⑦ output = Σ weights · v, the head's output before W<sup>O</sup> [d_head]")
+TITLES = (
+    "① q = x·W<sup>Q</sup> of this head [d_head]",
+    "② K: one key per row [keys, d_head]",
+    "③ scores q·k / √d_k",
+    "④ + the mask given (True = masked → −∞)",
+    "⑤ softmax = the weights (= the heatmap's row)",
+    "⑥ V: one value per row [keys, d_head]",
+    "⑦ output = Σ weights · v, the head's output before W<sup>O</sup> [d_head]",
+)
 
 
 def problem_with(vm) -> str | None:
@@ -40,8 +45,10 @@ def problem_with(vm) -> str | None:
     if vm.kind not in CORE_KIND:
         return "Choose encoder, decoder or cross-attention above: the masks view has no attention step."
     if not vm.live:
-        return ("The inside view replays decoded output (greedy or beam); teacher forcing and padded batches "
-                "are not replayed. Clear Reference / Batch with and translate again.")
+        return (
+            "The inside view replays decoded output (greedy or beam); teacher forcing and padded batches "
+            "are not replayed. Clear Reference / Batch with and translate again."
+        )
     if getattr(vm, "derived", None):
         return "The enlarged cell is derived (mean over heads or rollout): click a single head to open its step."
     if vm.kind != "encoder" and vm.step == 0:
@@ -137,8 +144,16 @@ class InsidePanel(WorkerTab):
     def _key(self) -> tuple:
         """What the panel shows depends on: result, step, view, head, query, font, derived cell, colours."""
         vm, style = self.ctx.vm, self.ctx.style
-        return (id(vm.result), vm.step, vm.kind, tuple(vm.selected), self.query.value(), style.font.pointSize(),
-                getattr(vm, "derived", None), id(style.cmap))
+        return (
+            id(vm.result),
+            vm.step,
+            vm.kind,
+            tuple(vm.selected),
+            self.query.value(),
+            style.font.pointSize(),
+            getattr(vm, "derived", None),
+            id(style.cmap),
+        )
 
     def catch_up(self) -> None:
         """Built after the start: the row last clicked on the enlarged map (remembered by the
@@ -210,11 +225,16 @@ class InsidePanel(WorkerTab):
             rows = s.matrix.shape[0]
             self.plots.ci.layout.setRowFixedHeight(i, 5 * line + rows * max(line, 14) + 24)
         self.plots.setMinimumHeight(int(sum(self.plots.ci.layout.rowMinimumHeight(i) for i in range(7))) + 20)
-        kv = (f"{len(keys)} keys (cached decoding: only the keys computed up to this query)"
-              if st.kind == "dec" else f"{len(keys)} keys")
+        kv = (
+            f"{len(keys)} keys (cached decoding: only the keys computed up to this query)"
+            if st.kind == "dec"
+            else f"{len(keys)} keys"
+        )
         title = KIND_TITLES[{v: k for k, v in CORE_KIND.items()}[st.kind]]
-        self.message.setText(f"<b>{title}</b> — layer {st.layer}, head {st.head}, query {st.query} "
-                             f"{quote(st.query_token)}: d_head = {d}, {kv}. Eq. 1: softmax(q·Kᵀ/√d_k + mask)·V.")
+        self.message.setText(
+            f"<b>{title}</b> — layer {st.layer}, head {st.head}, query {st.query} "
+            f"{quote(st.query_token)}: d_head = {d}, {kv}. Eq. 1: softmax(q·Kᵀ/√d_k + mask)·V."
+        )
         self.plots.show()
 
     def npz_extra(self) -> dict[str, np.ndarray]:
@@ -229,9 +249,16 @@ class InsidePanel(WorkerTab):
             return {}  # nothing shown, or a hidden tab still showing an earlier state
         strip = [s.matrix for s in self.strips]
         given = st.mask is not None
-        return {"inside_q": strip[0][0], "inside_k": strip[1], "inside_scores": strip[2][0],
-                "inside_masked_scores": strip[3][0], "inside_weights": strip[4][0], "inside_v": strip[5],
-                "inside_output": strip[6][0], "inside_mask_given": np.bool_(given),
-                "inside_mask": st.mask.numpy() if given else np.zeros(len(st.key_tokens), bool),
-                "inside_key_tokens": np.array(st.key_tokens),
-                "inside_what": np.array([st.kind, str(st.layer), str(st.head), str(st.query), st.query_token])}
+        return {
+            "inside_q": strip[0][0],
+            "inside_k": strip[1],
+            "inside_scores": strip[2][0],
+            "inside_masked_scores": strip[3][0],
+            "inside_weights": strip[4][0],
+            "inside_v": strip[5],
+            "inside_output": strip[6][0],
+            "inside_mask_given": np.bool_(given),
+            "inside_mask": st.mask.numpy() if given else np.zeros(len(st.key_tokens), bool),
+            "inside_key_tokens": np.array(st.key_tokens),
+            "inside_what": np.array([st.kind, str(st.layer), str(st.head), str(st.query), st.query_token]),
+        }

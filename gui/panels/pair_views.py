@@ -113,7 +113,7 @@ class MapRow(QtWidgets.QWidget):
         v.addWidget(self.hover)
         v.addWidget(self.reason)
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         """Side by side where every map gets :attr:`SIDE_BY_SIDE_PX`, one under another in a narrow
         dock (the width comes from the dock, so switching never feeds back into it)."""
         super().resizeEvent(ev)
@@ -155,12 +155,20 @@ class MapRow(QtWidgets.QWidget):
         if self.diff is None:
             return
         if comparison is not None and comparison.diff is not None:
-            self.diff.set_matrix(comparison.diff, comparison.diff_mask, position_labels(a.row_tokens, b.row_tokens),
-                                 position_labels(a.col_tokens, b.col_tokens),
-                                 f"B − A, {a.title.split(' — ')[-1]}", a.row_label, a.col_label)
-            self.reason.setText(f"difference map: largest |B − A| = {comparison.max_abs:.4f} "
-                                f"(red: B attends more, blue: less){'; ' if comparison.reason else ''}"
-                                f"{comparison.reason}")
+            self.diff.set_matrix(
+                comparison.diff,
+                comparison.diff_mask,
+                position_labels(a.row_tokens, b.row_tokens),
+                position_labels(a.col_tokens, b.col_tokens),
+                f"B − A, {a.title.split(' — ')[-1]}",
+                a.row_label,
+                a.col_label,
+            )
+            self.reason.setText(
+                f"difference map: largest |B − A| = {comparison.max_abs:.4f} "
+                f"(red: B attends more, blue: less){'; ' if comparison.reason else ''}"
+                f"{comparison.reason}"
+            )
         else:
             self.no_diff(comparison.reason if comparison is not None else "no difference map")
 
@@ -262,7 +270,7 @@ class DetachablePanel(QtWidgets.QWidget):
         before = home[: home.index(self)]
         return sum(1 for k in range(self.tabs.count()) if self.tabs.widget(k) in before)
 
-    def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def closeEvent(self, ev) -> None:
         if self.detached and self.tabs is not None:
             ev.ignore()
             self.hide()

@@ -28,8 +28,13 @@ EDGE = (230, 120, 0)  # the lines around the current tokens' rows
 def read_tables(ckpt) -> dict:
     """Worker side: both tables in full (``[max_len, d_model]`` float32) and their kind."""
     m = ckpt.model
-    return {"positional": "positional", "kind": m.src_pos.kind, "max_len": m.src_pos.max_len,
-            "src": positional_matrix(m, "src").numpy(), "tgt": positional_matrix(m, "tgt").numpy()}
+    return {
+        "positional": "positional",
+        "kind": m.src_pos.kind,
+        "max_len": m.src_pos.max_len,
+        "src": positional_matrix(m, "src").numpy(),
+        "tgt": positional_matrix(m, "tgt").numpy(),
+    }
 
 
 class PositionalPanel(WorkerTab):
@@ -70,8 +75,9 @@ class PositionalPanel(WorkerTab):
         self.colorbar = colour_bar((-1, 1), cmap)  # learned tables: small ranges, no hidden SI scale
         self.colorbar.setImageItem(self.image.image)
         self.plots.addItem(self.colorbar, row=0, col=1)
-        self.band = pg.LinearRegionItem(orientation="horizontal", movable=False, brush=pg.mkBrush(None),
-                                        pen=pg.mkPen(EDGE, width=3))  # the tokens' rows, never tinted
+        self.band = pg.LinearRegionItem(
+            orientation="horizontal", movable=False, brush=pg.mkBrush(None), pen=pg.mkPen(EDGE, width=3)
+        )  # the tokens' rows, never tinted
         self.plot.addItem(self.band)
         self.row_lines: list[pg.InfiniteLine] = []  # thin lines between the tokens' rows
         layout = QtWidgets.QVBoxLayout(self)
@@ -143,9 +149,13 @@ class PositionalPanel(WorkerTab):
         css = {"font-size": f"{font.pointSize()}pt"}
         self.plot.setLabel("left", "position (marked: the current tokens)", **css)
         self.plot.setLabel("bottom", f"feature of d_model (0 … {d - 1})", **css)
-        what = ("learned table" if t["kind"] == "learned" else
-                "sinusoids, Marian layout (sines, then cosines)" if t["kind"] == "sinusoidal_halves" else
-                "sinusoids §3.5: PE(pos, 2i) = sin(pos/10000^(2i/d_model)), PE(pos, 2i+1) = cos(…)")
+        what = (
+            "learned table"
+            if t["kind"] == "learned"
+            else "sinusoids, Marian layout (sines, then cosines)"
+            if t["kind"] == "sinusoidal_halves"
+            else "sinusoids §3.5: PE(pos, 2i) = sin(pos/10000^(2i/d_model)), PE(pos, 2i+1) = cos(…)"
+        )
         self.plot.setTitle(f"{SIDES[side]}: {what}", size=f"{font.pointSize()}pt")
         self.band.setRegion((0, len(tokens)))
         self.band.setVisible(bool(tokens))
@@ -158,8 +168,10 @@ class PositionalPanel(WorkerTab):
             line.setVisible(i + 1 < len(tokens))
         self.plot.getViewBox().setRange(QtCore.QRectF(0, 0, d, rows), padding=0)
         note = "" if tokens else " No sentence yet: translate one to mark its tokens' rows."
-        self.message.setText(f"Positions 0 … {rows - 1} of {t['max_len']} × d_model {d}; the {len(tokens)} current "
-                             f"tokens' rows are framed in orange (position i = token i).{note}")
+        self.message.setText(
+            f"Positions 0 … {rows - 1} of {t['max_len']} × d_model {d}; the {len(tokens)} current "
+            f"tokens' rows are framed in orange (position i = token i).{note}"
+        )
         self.plots.show()
 
     def npz_extra(self) -> dict[str, np.ndarray]:
@@ -169,6 +181,8 @@ class PositionalPanel(WorkerTab):
         self.refresh()  # a hidden tab may still show an earlier sentence's tokens
         if self.matrix.size == 0 or self.tables is None:
             return {}
-        return {"positional_matrix": self.matrix, "positional_tokens": np.array(self.tokens, dtype=str),
-                "positional_what": np.array([self.side.currentData(), self.tables["kind"]])}
-
+        return {
+            "positional_matrix": self.matrix,
+            "positional_tokens": np.array(self.tokens, dtype=str),
+            "positional_what": np.array([self.side.currentData(), self.tables["kind"]]),
+        }

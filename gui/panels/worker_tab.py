@@ -70,7 +70,7 @@ class WorkerTab(QtWidgets.QWidget, Panel):
         """This tab's newest job failed: ``reason`` in one line."""
         raise NotImplementedError
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+    def showEvent(self, event) -> None:
         """Catch up with the view model when shown."""
         super().showEvent(event)
         self.refresh()

@@ -39,32 +39,49 @@ def head_map(result: Translation, kind: str, layer: int, head: int, label: str =
     v = view_at(result, len(result.maps.tgt_tokens), kind)
     n_layers, n_heads = v.weights.shape[:2]
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
-        raise InputError(f"{label + ': ' if label else ''}layer {layer + 1}, head {head + 1} does not exist "
-                         f"({KIND_TITLES[kind].lower()} has layers 1..{n_layers}, heads 1..{n_heads})")
+        raise InputError(
+            f"{label + ': ' if label else ''}layer {layer + 1}, head {head + 1} does not exist "
+            f"({KIND_TITLES[kind].lower()} has layers 1..{n_layers}, heads 1..{n_heads})"
+        )
     title = f"{label + ' — ' if label else ''}{KIND_TITLES[kind]}, L{layer + 1} H{head + 1}"
-    return HeadMap(np.asarray(v.weights[layer, head], dtype=np.float64), np.asarray(v.mask, dtype=bool),
-                   list(v.row_tokens), list(v.col_tokens), v.row_label, v.col_label, title)
+    return HeadMap(
+        np.asarray(v.weights[layer, head], dtype=np.float64),
+        np.asarray(v.mask, dtype=bool),
+        list(v.row_tokens),
+        list(v.col_tokens),
+        v.row_label,
+        v.col_label,
+        title,
+    )
 
 
 def map_arrays(prefix: str, hm: HeadMap) -> dict[str, np.ndarray]:
     """One drawn map for an .npz: ``{prefix}`` weights ``[rows, cols]``, ``{prefix}_mask`` (bool,
     True = masked), ``{prefix}_row_tokens`` / ``{prefix}_col_tokens`` and ``{prefix}_title``."""
-    return {prefix: hm.weights, f"{prefix}_mask": hm.mask,
-            f"{prefix}_row_tokens": np.array(hm.row_tokens, dtype=str),
-            f"{prefix}_col_tokens": np.array(hm.col_tokens, dtype=str), f"{prefix}_title": np.array(hm.title)}
+    return {
+        prefix: hm.weights,
+        f"{prefix}_mask": hm.mask,
+        f"{prefix}_row_tokens": np.array(hm.row_tokens, dtype=str),
+        f"{prefix}_col_tokens": np.array(hm.col_tokens, dtype=str),
+        f"{prefix}_title": np.array(hm.title),
+    }
 
 
 def mismatch(a: HeadMap, b: HeadMap) -> str:
     """Why no difference map can be drawn ("" when shapes and tokens match)."""
     if a.weights.shape != b.weights.shape:
         (ra, ca), (rb, cb) = a.weights.shape, b.weights.shape
-        return (f"no difference map: the shapes differ (A {ra}×{ca}, B {rb}×{cb} queries × keys); "
-                "both maps are drawn on the same grid, cell i of A beside cell i of B")
+        return (
+            f"no difference map: the shapes differ (A {ra}×{ca}, B {rb}×{cb} queries × keys); "
+            "both maps are drawn on the same grid, cell i of A beside cell i of B"
+        )
     for name, ta, tb in (("query", a.row_tokens, b.row_tokens), ("key", a.col_tokens, b.col_tokens)):
         for i, (x, y) in enumerate(zip(ta, tb)):
             if x != y:
-                return (f"no difference map: {name} {i + 1} differs (A {quote(x)}, B {quote(y)}); "
-                        "a difference of weights on different tokens would mislead")
+                return (
+                    f"no difference map: {name} {i + 1} differs (A {quote(x)}, B {quote(y)}); "
+                    "a difference of weights on different tokens would mislead"
+                )
     return ""
 
 
@@ -98,10 +115,8 @@ def compare_maps(a: HeadMap, b: HeadMap, by_position: bool = False) -> Compariso
     if reason and not (by_position and a.weights.shape == b.weights.shape):
         return Comparison(a, b, None, None, reason)
     if reason:
-        n = sum(x != y for x, y in zip(a.row_tokens, b.row_tokens)) + \
-            sum(x != y for x, y in zip(a.col_tokens, b.col_tokens))
-        reason = (f"B − A by position: {n} token label(s) differ, shown as A|B "
-                  f"({reason.split(': ', 1)[1].split(';')[0]})")
+        n = sum(x != y for x, y in zip(a.row_tokens, b.row_tokens)) + sum(x != y for x, y in zip(a.col_tokens, b.col_tokens))
+        reason = f"B − A by position: {n} token label(s) differ, shown as A|B ({reason.split(': ', 1)[1].split(';')[0]})"
     mask = a.mask | b.mask
     diff = np.where(mask, 0.0, b.weights - a.weights)
     return Comparison(a, b, diff, mask, reason)
@@ -140,9 +155,22 @@ class TokenRow:
 def token_rows(report) -> list[TokenRow]:
     """Rows of a :class:`core.analysis.compare.AblationReport`, one per unablated output token."""
     steps = report.result.original.steps
-    return [TokenRow(i + 1, steps[i].token, b, a)
-            for i, (b, a) in enumerate(zip(report.original_logprobs, report.ablated_logprobs))]
+    return [
+        TokenRow(i + 1, steps[i].token, b, a) for i, (b, a) in enumerate(zip(report.original_logprobs, report.ablated_logprobs))
+    ]
 
 
-__all__ = ["HeadMap", "head_map", "map_arrays", "Comparison", "compare_maps", "position_labels", "mismatch", "top_k_at",
-           "TokenRow", "token_rows", "CORE_KIND", "VIEW_KIND"]
+__all__ = [
+    "HeadMap",
+    "head_map",
+    "map_arrays",
+    "Comparison",
+    "compare_maps",
+    "position_labels",
+    "mismatch",
+    "top_k_at",
+    "TokenRow",
+    "token_rows",
+    "CORE_KIND",
+    "VIEW_KIND",
+]

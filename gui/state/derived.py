@@ -25,8 +25,15 @@ from gui.state.view_data import ViewData, view_at, view_title
 CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 DERIVED = "(derived)"
 #: head_stats labels as the table shows them
-LABEL_TEXT = {"previous": "previous token", "same": "same position", "next": "next token",
-              "sink": "sink ([EOS] / punct.)", "monotone": "monotone (diagonal)", "broad": "broad", "mixed": "mixed"}
+LABEL_TEXT = {
+    "previous": "previous token",
+    "same": "same position",
+    "next": "next token",
+    "sink": "sink ([EOS] / punct.)",
+    "monotone": "monotone (diagonal)",
+    "broad": "broad",
+    "mixed": "mixed",
+}
 #: the numeric HeadStats fields exported per head (max_entropy is one value per kind)
 COLUMNS = ("layer", "head", "entropy", "max_entropy", "prev", "same", "next", "sink", "monotone")
 NEXT_IMPOSSIBLE = "impossible"
@@ -68,12 +75,17 @@ def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
     the encoder, "rollout (derived)" (Abnar & Zuidema 2020, :func:`head_stats.rollout`:
     ``[S, S]``, rows = top-layer positions, columns = input tokens). Decoder and cross views get
     means only (the rollout is defined over the encoder's stacked self-attention)."""
-    out = [DerivedMap(("mean", li), mean_title(li), m, v.mask, v.row_tokens, v.col_tokens,
-                      v.row_label, v.col_label) for li, m in enumerate(layer_means(v))]
+    out = [
+        DerivedMap(("mean", li), mean_title(li), m, v.mask, v.row_tokens, v.col_tokens, v.row_label, v.col_label)
+        for li, m in enumerate(layer_means(v))
+    ]
     if v.kind == "encoder":
         roll = head_stats.rollout(result.maps.encoder_self).numpy()
-        out.append(DerivedMap(("rollout", 0), ROLLOUT_TITLE, roll, v.mask, v.row_tokens, v.col_tokens,
-                              "top-layer position", "input token"))
+        out.append(
+            DerivedMap(
+                ("rollout", 0), ROLLOUT_TITLE, roll, v.mask, v.row_tokens, v.col_tokens, "top-layer position", "input token"
+            )
+        )
     return out
 
 
@@ -82,8 +94,7 @@ def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
     for :func:`gui.state.view_data.view_title`)."""
     name = view_title(result, kind)
     if d.key[0] == "rollout":
-        return (f"{name} — attention rollout over all layers {DERIVED}: "
-                "head mean + identity, rows renormalized, multiplied")
+        return f"{name} — attention rollout over all layers {DERIVED}: head mean + identity, rows renormalized, multiplied"
     return f"{name} — layer {d.key[1] + 1}, mean over heads {DERIVED}"
 
 
@@ -136,6 +147,20 @@ def derived_arrays(result: Translation, k: int) -> dict[str, np.ndarray]:
     return out
 
 
-__all__ = ["CORE_KIND", "COLUMNS", "DERIVED", "DerivedMap", "LABEL_TEXT", "NEXT_IMPOSSIBLE", "derived_arrays",
-           "derived_maps", "enlarged_title", "head_rows", "is_derived", "label_text", "layer_means",
-           "query_valid", "table_arrays"]
+__all__ = [
+    "CORE_KIND",
+    "COLUMNS",
+    "DERIVED",
+    "DerivedMap",
+    "LABEL_TEXT",
+    "NEXT_IMPOSSIBLE",
+    "derived_arrays",
+    "derived_maps",
+    "enlarged_title",
+    "head_rows",
+    "is_derived",
+    "label_text",
+    "layer_means",
+    "query_valid",
+    "table_arrays",
+]

@@ -66,8 +66,27 @@ FIELDS: dict[str, tuple[type, object]] = {
 }
 TOP_FIELDS = ("title", "checkpoint", "steps")
 #: the order a saved step lists its fields in
-ORDER = ("title", "sentence", "reference", "causal_mask", "batch_with", "pad_to", "decoding", "beam", "view", "layer",
-         "head", "mask", "step", "force", "force_at", "ablate", "ablate_kind", "query", "caption")
+ORDER = (
+    "title",
+    "sentence",
+    "reference",
+    "causal_mask",
+    "batch_with",
+    "pad_to",
+    "decoding",
+    "beam",
+    "view",
+    "layer",
+    "head",
+    "mask",
+    "step",
+    "force",
+    "force_at",
+    "ablate",
+    "ablate_kind",
+    "query",
+    "caption",
+)
 
 
 class LectureError(StudioError):
@@ -162,6 +181,7 @@ class Lecture:
 
 # ---------------------------------------------------------------------------------------------- reading
 
+
 def _typed(step: LectureStep, name: str, value):
     kind = FIELDS[name][0]
     if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -230,7 +250,7 @@ def read_step(number: int, table) -> LectureStep:
         step.problem("beam", f"must be 1..{MAX_BEAM}, got {beam}")
         beam = None
     if decoding == "greedy" and beam not in (None, 1):
-        step.problem("beam", f"beam = {beam} with decoding = \"greedy\": use decoding = \"beam\"")
+        step.problem("beam", f'beam = {beam} with decoding = "greedy": use decoding = "beam"')
     step.beam = 1 if decoding == "greedy" else beam or (DEFAULT_BEAM if decoding == "beam" else 1)
     step.decoding = "greedy" if step.beam == 1 else "beam"
     _check_combinations(step, get)
@@ -242,8 +262,7 @@ def _check_combinations(step: LectureStep, get) -> None:
         if step.view != "masks":
             step.problem("mask", 'only with view = "masks" (layer and head choose the map in the other views)')
         elif step.mask > N_MASKS:
-            step.problem("mask", f"{step.mask} is out of range 1..{N_MASKS} (decoder self, cross, encoder key, "
-                                 f"target padding)")
+            step.problem("mask", f"{step.mask} is out of range 1..{N_MASKS} (decoder self, cross, encoder key, target padding)")
     if not step.causal_mask and step.reference is None:
         step.problem("causal_mask", "false needs a reference (the mask is switched off for teacher forcing)")
     if step.reference is not None and step.batch_with is not None:
@@ -294,8 +313,11 @@ def parse_lecture(text: str, path: Path | str | None = None) -> Lecture:
     steps = data.get("steps")
     if not isinstance(steps, list) or not steps:
         raise LectureError(f"{where}: no steps: add at least one [[steps]] table with a sentence")
-    lecture = Lecture(str(data.get("title") or Path(where).stem), [read_step(i, t) for i, t in enumerate(steps, 1)],
-                      Path(path) if path is not None else None)
+    lecture = Lecture(
+        str(data.get("title") or Path(where).stem),
+        [read_step(i, t) for i, t in enumerate(steps, 1)],
+        Path(path) if path is not None else None,
+    )
     lecture.checkpoint = data.get("checkpoint") if isinstance(data.get("checkpoint"), str) else None
     for name in data:
         if name not in TOP_FIELDS:
@@ -325,11 +347,13 @@ def check_step(step: LectureStep, config) -> list[str]:
         n_layers = config.n_encoder_layers if step.view == "encoder" else config.n_decoder_layers
         side = "encoder" if step.view == "encoder" else "decoder"
         if step.layer > n_layers:
-            step.problem("layer", f"{step.layer} is out of range 1..{n_layers} (the model has {n_layers} {side} layers)",
-                         model=True)
+            step.problem(
+                "layer", f"{step.layer} is out of range 1..{n_layers} (the model has {n_layers} {side} layers)", model=True
+            )
         if step.head > config.n_heads:
-            step.problem("head", f"{step.head} is out of range 1..{config.n_heads} (the model has {config.n_heads} heads)",
-                         model=True)
+            step.problem(
+                "head", f"{step.head} is out of range 1..{config.n_heads} (the model has {config.n_heads} heads)", model=True
+            )
     if step.ablate is not None and not any("ablate" in e.split(":")[0] for e in step.errors):
         n_layers = config.n_encoder_layers if step.ablate_kind == "enc" else config.n_decoder_layers
         try:
@@ -348,5 +372,16 @@ def check_lecture(lecture: Lecture, config) -> list[str]:
     return lecture.problems()
 
 
-__all__ = ["Lecture", "LectureError", "LectureStep", "FIELDS", "VIEWS", "check_lecture", "check_step",
-           "load_lecture", "parse_lecture", "read_step", "tomllib_module"]
+__all__ = [
+    "Lecture",
+    "LectureError",
+    "LectureStep",
+    "FIELDS",
+    "VIEWS",
+    "check_lecture",
+    "check_step",
+    "load_lecture",
+    "parse_lecture",
+    "read_step",
+    "tomllib_module",
+]

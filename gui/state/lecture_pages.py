@@ -32,7 +32,7 @@ class Page:
 
 
 def heading(lecture: Lecture, step: LectureStep) -> str:
-    """"3 / 12 · Encoder self-attention" (the step's title, else its view)."""
+    """ "3 / 12 · Encoder self-attention" (the step's title, else its view)."""
     from gui.state.view_data import KIND_TITLES
 
     return f"{step.number} / {len(lecture.steps)} · {step.title or KIND_TITLES[step.view]}"
@@ -44,8 +44,18 @@ def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error:
     from gui.state.view_spec import enlarged_spec
 
     problems = error or "\n".join(step.problems)
-    base = Page(step.number, len(lecture.steps), heading(lecture, step), step.sentence, "", step.settings(), "",
-                step.caption, note, problems)
+    base = Page(
+        step.number,
+        len(lecture.steps),
+        heading(lecture, step),
+        step.sentence,
+        "",
+        step.settings(),
+        "",
+        step.caption,
+        note,
+        problems,
+    )
     if problems or vm is None or vm.result is None:
         base.drawn = "nothing: " + ("see the problem below" if problems else "no result")
         if problems:
@@ -94,8 +104,10 @@ def result_note(vm, step: LectureStep) -> str:
         lines += [f"{label}: {text}" + ("" if lp is None else f"  (log P {lp:.2f})") for label, text, lp in fork]
     if r.mode == "beam" and r.hypotheses:
         lps = r.hypothesis_logprobs
-        best = ", ".join(f"{text!r} {score:.3f}" + (f" (log P {lps[i]:.2f})" if i < len(lps) else "")
-                         for i, (text, score, _) in enumerate(r.hypotheses[:3]))
+        best = ", ".join(
+            f"{text!r} {score:.3f}" + (f" (log P {lps[i]:.2f})" if i < len(lps) else "")
+            for i, (text, score, _) in enumerate(r.hypotheses[:3])
+        )
         lines.append(f"beam {r.beam}, best hypotheses (score = log P / length penalty): {best}")
     pads = int(r.maps.src_key_padding_mask.sum())
     if pads:
@@ -111,8 +123,7 @@ def inside_note(st, limit: int = 12) -> str:
     between the columns) the score q·k/√d_k (−∞ where masked) and the softmax weight, in key
     order (the ``limit`` keys with the most weight when there are more)."""
     d = int(st.q.numel())
-    lines = [f"query {st.query} {st.query_token} · layer {st.layer}, head {st.head} · d_k = {d}",
-             "key\tq·k/√d_k\tweight"]
+    lines = [f"query {st.query} {st.query_token} · layer {st.layer}, head {st.head} · d_k = {d}", "key\tq·k/√d_k\tweight"]
     weights = st.weights.tolist()
     keep = sorted(sorted(range(len(weights)), key=lambda i: -weights[i])[:limit])
     for i in keep:
@@ -129,8 +140,10 @@ def ablation_note(result) -> str:
     def lp(t) -> str:
         return "" if t.logprob is None else f"  (log P {t.logprob:.2f})"
 
-    return (f"unablated: {result.original.translation}{lp(result.original)}\n"
-            f"ablated {result.kind} {spec}: {result.ablated.translation}{lp(result.ablated)}")
+    return (
+        f"unablated: {result.original.translation}{lp(result.original)}\n"
+        f"ablated {result.kind} {spec}: {result.ablated.translation}{lp(result.ablated)}"
+    )
 
 
 __all__ = ["Page", "ablation_note", "heading", "inside_note", "page_markdown", "page_of", "result_note"]

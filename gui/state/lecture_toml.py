@@ -39,15 +39,27 @@ def _toml_value(value) -> str:
 
 def step_fields(step: LectureStep) -> dict[str, object]:
     """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER`."""
-    values = {"title": step.title or None, "sentence": step.sentence, "reference": step.reference,
-              "causal_mask": None if step.causal_mask else False, "batch_with": step.batch_with,
-              "pad_to": step.pad_to, "decoding": "beam" if step.beam > 1 else None,
-              "beam": step.beam if step.beam > 1 else None, "view": step.view,
-              "layer": None if step.view == "masks" else step.layer, "head": None if step.view == "masks" else step.head,
-              "mask": step.mask if step.view == "masks" else None, "step": step.decoder_step, "force": step.force,
-              "force_at": step.force_at, "ablate": step.ablate,
-              "ablate_kind": step.ablate_kind if step.ablate is not None else None, "query": step.query,
-              "caption": step.caption}
+    values = {
+        "title": step.title or None,
+        "sentence": step.sentence,
+        "reference": step.reference,
+        "causal_mask": None if step.causal_mask else False,
+        "batch_with": step.batch_with,
+        "pad_to": step.pad_to,
+        "decoding": "beam" if step.beam > 1 else None,
+        "beam": step.beam if step.beam > 1 else None,
+        "view": step.view,
+        "layer": None if step.view == "masks" else step.layer,
+        "head": None if step.view == "masks" else step.head,
+        "mask": step.mask if step.view == "masks" else None,
+        "step": step.decoder_step,
+        "force": step.force,
+        "force_at": step.force_at,
+        "ablate": step.ablate,
+        "ablate_kind": step.ablate_kind if step.ablate is not None else None,
+        "query": step.query,
+        "caption": step.caption,
+    }
     return {name: values[name] for name in ORDER if values[name] is not None}
 
 

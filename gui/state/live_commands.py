@@ -28,17 +28,32 @@ def start(ckpt: Checkpoint, req, should_stop=None) -> tuple[LiveDecoder | None, 
     batch_with = (getattr(req, "batch_with", None) or "").strip()
     if batch_with:
         if req.reference or not req.strategy.is_greedy or req.pad_to:
-            raise InputError("batch with …: runs greedy decoding of two plain sentences (clear the reference, "
-                             "beam or sampling, and pad-to)")
+            raise InputError(
+                "batch with …: runs greedy decoding of two plain sentences (clear the reference, beam or sampling, and pad-to)"
+            )
         results = translate_batch(ckpt, [req.text, batch_with], top_k=req.top_k, should_stop=should_stop)
         return None, complete_state(results[0], results)
     if req.reference:
-        r = translate(ckpt, req.text, pad_to=req.pad_to, reference=req.reference, top_k=req.top_k,
-                      should_stop=should_stop, causal=getattr(req, "causal", True))
+        r = translate(
+            ckpt,
+            req.text,
+            pad_to=req.pad_to,
+            reference=req.reference,
+            top_k=req.top_k,
+            should_stop=should_stop,
+            causal=getattr(req, "causal", True),
+        )
         return None, complete_state(r)
     strategy = as_strategy(req.strategy)  # checked against the user-input range
-    live = LiveDecoder(ckpt, req.text, beam=strategy, pad_to=req.pad_to, top_k=req.top_k, should_stop=should_stop,
-                       show_full=getattr(req, "show_full", False))
+    live = LiveDecoder(
+        ckpt,
+        req.text,
+        beam=strategy,
+        pad_to=req.pad_to,
+        top_k=req.top_k,
+        should_stop=should_stop,
+        show_full=getattr(req, "show_full", False),
+    )
     return live, live.state()
 
 

@@ -20,8 +20,12 @@ KIND_TITLES = {
     "masks": "Masks",
 }
 #: the Masks view's cells, in grid order
-MASK_TITLES = ("decoder self mask given [T, T]", "cross-attention mask given [T, S]", "encoder key mask given [S]",
-               "target key padding input [T]")
+MASK_TITLES = (
+    "decoder self mask given [T, T]",
+    "cross-attention mask given [T, S]",
+    "encoder key mask given [S]",
+    "target key padding input [T]",
+)
 CAUSAL_OFF_TITLE = "Decoder self-attention, causal mask OFF"  # teacher forcing with Causal mask OFF
 
 
@@ -74,17 +78,31 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     m = result.maps.truncated(k)
     t, s = len(m.tgt_tokens), len(m.src_tokens)
     a = m.applied
-    out = {"src_key_padding": m.src_key_padding_mask.numpy(), "tgt_key_padding": m.tgt_key_padding_mask.numpy(),
-           "recorded": np.bool_(a is not None)}
+    out = {
+        "src_key_padding": m.src_key_padding_mask.numpy(),
+        "tgt_key_padding": m.tgt_key_padding_mask.numpy(),
+        "recorded": np.bool_(a is not None),
+    }
     if a is None:
-        out.update(decoder_self=np.zeros((t, t), bool), decoder_self_given=np.zeros(t, bool),
-                   decoder_keys=np.tril(np.ones((t, t), bool)), cross=np.zeros((t, s), bool),
-                   cross_given=np.zeros(t, bool), encoder=np.zeros(s, bool), encoder_given=np.bool_(False))
+        out.update(
+            decoder_self=np.zeros((t, t), bool),
+            decoder_self_given=np.zeros(t, bool),
+            decoder_keys=np.tril(np.ones((t, t), bool)),
+            cross=np.zeros((t, s), bool),
+            cross_given=np.zeros(t, bool),
+            encoder=np.zeros(s, bool),
+            encoder_given=np.bool_(False),
+        )
         return out
-    out.update(decoder_self=a.decoder_self.numpy(), decoder_self_given=a.decoder_self_given.numpy(),
-               decoder_keys=a.decoder_keys.numpy(), cross=a.cross.numpy(), cross_given=a.cross_given.numpy(),
-               encoder=np.zeros(s, bool) if a.encoder is None else a.encoder[0].numpy(),
-               encoder_given=np.bool_(a.encoder is not None))
+    out.update(
+        decoder_self=a.decoder_self.numpy(),
+        decoder_self_given=a.decoder_self_given.numpy(),
+        decoder_keys=a.decoder_keys.numpy(),
+        cross=a.cross.numpy(),
+        cross_given=a.cross_given.numpy(),
+        encoder=np.zeros(s, bool) if a.encoder is None else a.encoder[0].numpy(),
+        encoder_given=np.bool_(a.encoder is not None),
+    )
     return out
 
 
@@ -108,8 +126,15 @@ def view_at(result: Translation, k: int, kind: str) -> ViewData:
         # teacher forcing without the causal mask: query row t saw all T keys, future included
         full = result.maps
         t_all = full.decoder_self.shape[-1]
-        return ViewData(full.decoder_self[:, :, :k].numpy(), np.zeros((k, t_all), dtype=bool), tgt,
-                        list(full.tgt_tokens), "target query", "target key (all T)", kind=kind)
+        return ViewData(
+            full.decoder_self[:, :, :k].numpy(),
+            np.zeros((k, t_all), dtype=bool),
+            tgt,
+            list(full.tgt_tokens),
+            "target query",
+            "target key (all T)",
+            kind=kind,
+        )
     if kind == "decoder":
         return ViewData(m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key", kind=kind)
     if kind == "cross":
@@ -131,8 +156,12 @@ def mask_cells(result: Translation, k: int) -> list[tuple[str, np.ndarray, list[
     m = result.maps.truncated(k)
     masks = masks_at(result, k)
     src, tgt = m.src_tokens, m.tgt_tokens
-    images = [mask_state(masks["decoder_self"], masks["decoder_keys"]), mask_state(masks["cross"]),
-              mask_state(masks["encoder"][None, :]), mask_state(masks["tgt_key_padding"][None, :])]
+    images = [
+        mask_state(masks["decoder_self"], masks["decoder_keys"]),
+        mask_state(masks["cross"]),
+        mask_state(masks["encoder"][None, :]),
+        mask_state(masks["tgt_key_padding"][None, :]),
+    ]
     axes = [(tgt, tgt), (tgt, src), (["enc"], src), (["tgt"], tgt)]
     return [(title, x, rows, cols) for title, x, (rows, cols) in zip(MASK_TITLES, images, axes)]
 

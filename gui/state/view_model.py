@@ -66,7 +66,7 @@ class ViewModel:
         for callback in list(self._listeners):
             try:
                 callback()
-            except Exception:  # noqa: BLE001 - one failing follower must not stop the others or the window
+            except Exception:
                 log.exception("a view-model follower failed: %r", callback)
 
     def settle(self, selected: tuple, derived_keys: set) -> None:
@@ -219,15 +219,21 @@ class ViewModel:
         full = self.full_text()
         # in red, without a symbol: a glyph from a fallback font (⚠) makes the line a pixel taller
         warnings = self.warnings()
-        extra = (f" &nbsp;<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in warnings)}</b></span>"
-                 if warnings else "")
+        extra = (
+            f" &nbsp;<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in warnings)}</b></span>" if warnings else ""
+        )
         score = self.confidence_text()
         if score and not self.result.low_confidence:
             extra += f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>"
-        head = (f"<b>{label}:</b> {html.escape(full)}{extra}<br>" if full is not None else
-                f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span>{extra}<br>")
-        return (f"{head}<b>After step {k}:</b> {html.escape(self.text_at(k)) or '…'}"
-                f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>")
+        head = (
+            f"<b>{label}:</b> {html.escape(full)}{extra}<br>"
+            if full is not None
+            else f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span>{extra}<br>"
+        )
+        return (
+            f"{head}<b>After step {k}:</b> {html.escape(self.text_at(k)) or '…'}"
+            f" &nbsp; <span style='color:#666'>tokens: {html.escape(' '.join(tokens)) or '(none yet)'}</span>"
+        )
 
     def step_description(self) -> str:
         r = self.result
@@ -258,16 +264,20 @@ class ViewModel:
             return None
         fork = st.result
         forked_text = fork.translation if st.finished else (st.final or fork.translation)
-        return [("original", st.original.translation, st.original.logprob),
-                (f"forked at step {st.fork_point}", forked_text, fork.logprob)]
+        return [
+            ("original", st.original.translation, st.original.logprob),
+            (f"forked at step {st.fork_point}", forked_text, fork.logprob),
+        ]
 
     def reference_rows(self) -> list[ReferenceRow]:
         """Teacher forcing: one row per step up to the step shown ([] otherwise)."""
         r = self.result
         if r is None or not self.teacher_forced:
             return []
-        return [ReferenceRow(i + 1, s.token, math.exp(s.logprob), s.argmax or "",
-                             s.argmax == s.token, float(s.running_loss)) for i, s in enumerate(r.steps[: self.step])]
+        return [
+            ReferenceRow(i + 1, s.token, math.exp(s.logprob), s.argmax or "", s.argmax == s.token, float(s.running_loss))
+            for i, s in enumerate(r.steps[: self.step])
+        ]
 
     def loss_text(self) -> str:
         """Mean NLL and perplexity of the whole reference, and whether the causal mask was on."""
@@ -275,8 +285,10 @@ class ViewModel:
         if r is None or r.loss is None:
             return ""
         mask = "on" if r.causal else "OFF (the decoder sees the future)"
-        return (f"mean NLL {r.loss:.3f} nats/token · perplexity {r.perplexity:.2f} · causal mask {mask} · "
-                f"decoder self-attention on the next token: {100 * self.next_token_attention():.1f}%")
+        return (
+            f"mean NLL {r.loss:.3f} nats/token · perplexity {r.perplexity:.2f} · causal mask {mask} · "
+            f"decoder self-attention on the next token: {100 * self.next_token_attention():.1f}%"
+        )
 
     def next_token_attention(self) -> float:
         """Mean decoder self-attention weight a query t gives to key t + 1 (the next token), over

@@ -95,11 +95,11 @@ def grid_spec(vm) -> GridSpec | None:
         return GridSpec(cells, 2, clamped(vm))
     v = view_at(r, k, vm.kind)
     n_layers, n_heads = v.weights.shape[:2]
-    heads = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi))
-             for li in range(n_layers) for hi in range(n_heads)]
+    heads = [Cell(f"L{li + 1} H{hi + 1}", v.weights[li, hi], v.mask, (li, hi)) for li in range(n_layers) for hi in range(n_heads)]
     maps, chosen = _derived(vm, v)
-    return GridSpec(heads + [Cell(d.title, d.matrix, d.mask, d.key) for d in maps], n_heads,
-                    chosen.key if chosen else clamped(vm))
+    return GridSpec(
+        heads + [Cell(d.title, d.matrix, d.mask, d.key) for d in maps], n_heads, chosen.key if chosen else clamped(vm)
+    )
 
 
 def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
@@ -116,9 +116,18 @@ def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
     v = view_at(r, k, vm.kind)
     _, chosen = _derived(vm, v)
     if chosen is not None:
-        return MapSpec(chosen.matrix, chosen.mask, chosen.row_tokens, chosen.col_tokens,
-                       dv.enlarged_title(vm.kind, chosen, r), chosen.row_label, chosen.col_label, chosen.key,
-                       view=v, derived=chosen)
+        return MapSpec(
+            chosen.matrix,
+            chosen.mask,
+            chosen.row_tokens,
+            chosen.col_tokens,
+            dv.enlarged_title(vm.kind, chosen, r),
+            chosen.row_label,
+            chosen.col_label,
+            chosen.key,
+            view=v,
+            derived=chosen,
+        )
     layer, head = clamped(vm)
     n_layers, n_heads = v.weights.shape[:2]
     if presenter:
@@ -127,8 +136,9 @@ def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
         title = f"{KIND_TITLES[vm.kind]}: no decoder step yet — press Step ▶ (→)"
     else:
         title = f"{view_title(r, vm.kind)} — layer {layer + 1}, head {head + 1}"
-    return MapSpec(v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title, v.row_label, v.col_label,
-                   (layer, head), view=v)
+    return MapSpec(
+        v.weights[layer, head], v.mask, v.row_tokens, v.col_tokens, title, v.row_label, v.col_label, (layer, head), view=v
+    )
 
 
 __all__ = ["Cell", "GridSpec", "MapSpec", "clamped", "enlarged_spec", "grid_spec", "grid_titles"]

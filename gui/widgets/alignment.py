@@ -51,8 +51,17 @@ class AlignmentLines(QtWidgets.QWidget):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
 
     # ---------- data ----------
-    def set_data(self, matrix: np.ndarray, mask: np.ndarray | None, row_tokens: list[str], col_tokens: list[str],
-                 row_label: str, col_label: str, title: str, query_valid: np.ndarray | None = None) -> None:
+    def set_data(
+        self,
+        matrix: np.ndarray,
+        mask: np.ndarray | None,
+        row_tokens: list[str],
+        col_tokens: list[str],
+        row_label: str,
+        col_label: str,
+        title: str,
+        query_valid: np.ndarray | None = None,
+    ) -> None:
         """Show ``matrix [rows, cols]``; ``mask`` same shape, True = masked (no line);
         ``query_valid [rows]`` False for padding queries (no line)."""
         self.matrix = np.nan_to_num(np.asarray(matrix, dtype=np.float64))
@@ -76,7 +85,7 @@ class AlignmentLines(QtWidgets.QWidget):
         need = self._top() + MARGIN + n * QtGui.QFontMetricsF(font).height() * ROW_SPACING
         self.setMinimumHeight(max(MIN_HEIGHT, int(need) + 1))
 
-    def changeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def changeEvent(self, ev) -> None:
         if ev.type() == QtCore.QEvent.Type.FontChange:
             self._fit_height()
         super().changeEvent(ev)
@@ -130,10 +139,10 @@ class AlignmentLines(QtWidgets.QWidget):
         font = self._font(max(rows, cols), body)
         fm = QtGui.QFontMetricsF(font)
         width_cap = self.width() * 0.3
-        left_w = min(max([fm.horizontalAdvance(t) for t in self.row_tokens] + [hm.horizontalAdvance(self.row_label)]),
-                     width_cap)
-        right_w = min(max([fm.horizontalAdvance(t + " 0.00") for t in self.col_tokens]
-                          + [hm.horizontalAdvance(self.col_label)]), width_cap)
+        left_w = min(max([fm.horizontalAdvance(t) for t in self.row_tokens] + [hm.horizontalAdvance(self.row_label)]), width_cap)
+        right_w = min(
+            max([fm.horizontalAdvance(t + " 0.00") for t in self.col_tokens] + [hm.horizontalAdvance(self.col_label)]), width_cap
+        )
         x_left = MARGIN + left_w + GAP
         x_right = self.width() - MARGIN - right_w - GAP
 
@@ -141,8 +150,19 @@ class AlignmentLines(QtWidgets.QWidget):
             step = body / max(n, 1)
             return [top + (i + 0.5) * step for i in range(n)]
 
-        return dict(font=font, fm=fm, head=head, hm=hm, top=top, left_w=left_w, right_w=right_w,
-                    x_left=x_left, x_right=x_right, row_y=ys(rows), col_y=ys(cols))
+        return dict(
+            font=font,
+            fm=fm,
+            head=head,
+            hm=hm,
+            top=top,
+            left_w=left_w,
+            right_w=right_w,
+            x_left=x_left,
+            x_right=x_right,
+            row_y=ys(rows),
+            col_y=ys(cols),
+        )
 
     def row_at(self, pos: QtCore.QPointF) -> int | None:
         """The query row whose token is at ``pos`` (the left column), or None."""
@@ -156,7 +176,7 @@ class AlignmentLines(QtWidgets.QWidget):
         return None
 
     # ---------- drawing ----------
-    def paintEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def paintEvent(self, ev) -> None:
         p = QtGui.QPainter(self)
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing)
         p.fillRect(self.rect(), QtGui.QColor("white"))
@@ -167,8 +187,7 @@ class AlignmentLines(QtWidgets.QWidget):
         p.drawText(QtCore.QPointF(MARGIN, MARGIN + g["hm"].ascent()), title)
         y_head = MARGIN + g["hm"].height() + g["hm"].ascent() + 2
         p.drawText(QtCore.QPointF(MARGIN, y_head), self.row_label)
-        p.drawText(QtCore.QPointF(self.width() - MARGIN - g["hm"].horizontalAdvance(self.col_label), y_head),
-                   self.col_label)
+        p.drawText(QtCore.QPointF(self.width() - MARGIN - g["hm"].horizontalAdvance(self.col_label), y_head), self.col_label)
         self.painted = []
         width = 3.0 if self.focus is not None else 2.0
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, len(self.lines) <= SMOOTH_UP_TO)
@@ -189,18 +208,20 @@ class AlignmentLines(QtWidgets.QWidget):
 
         def box(x: float, y: float, text: str) -> None:  # the label's line box, as drawn at baseline y
             self.label_rects.append((QtCore.QRectF(x, y - fm.ascent(), fm.horizontalAdvance(text), fm.height()), text))
+
         elide = QtCore.Qt.TextElideMode.ElideRight
         for i, tok in enumerate(self.row_tokens):
             text = fm.elidedText(tok, elide, g["left_w"])
             x = g["x_left"] - GAP - fm.horizontalAdvance(text)
             if i == self.focus:
-                p.fillRect(QtCore.QRectF(x - 3, g["row_y"][i] - fm.height() / 2, fm.horizontalAdvance(text) + 6,
-                                         fm.height()), QtGui.QColor(255, 225, 140))
+                p.fillRect(
+                    QtCore.QRectF(x - 3, g["row_y"][i] - fm.height() / 2, fm.horizontalAdvance(text) + 6, fm.height()),
+                    QtGui.QColor(255, 225, 140),
+                )
             p.setPen(QtGui.QColor("#222222" if self.query_ok[i] else "#aaaaaa"))
             p.drawText(QtCore.QPointF(x, g["row_y"][i] + half), text)
             box(x, g["row_y"][i] + half, text)
-        col_masked = (self.mask.all(0) if self.mask is not None and self.mask.shape[0]
-                      else np.zeros(len(self.col_tokens), bool))
+        col_masked = self.mask.all(0) if self.mask is not None and self.mask.shape[0] else np.zeros(len(self.col_tokens), bool)
         for j, tok in enumerate(self.col_tokens):
             label = tok
             if self.focus is not None:
@@ -211,7 +232,7 @@ class AlignmentLines(QtWidgets.QWidget):
             p.drawText(QtCore.QPointF(g["x_right"] + GAP, g["col_y"][j] + half), text)
             box(g["x_right"] + GAP, g["col_y"][j] + half, text)
 
-    def mousePressEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def mousePressEvent(self, ev) -> None:
         row = self.row_at(ev.position())
         if row is not None:
             self.set_focus(None if row == self.focus else row)

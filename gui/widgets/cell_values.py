@@ -51,7 +51,7 @@ class CellValues(pg.GraphicsObject):
         """The texts on screen, row-major ([] when hidden or empty)."""
         return list(self.texts) if self.isVisible() else []
 
-    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
+    def boundingRect(self) -> QtCore.QRectF:
         rows, cols = self.dark.shape
         return QtCore.QRectF(0, 0, cols, rows)
 

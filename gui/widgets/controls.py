@@ -59,8 +59,10 @@ class InputPanel(QtWidgets.QWidget):
         self.temperature = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.temperature.setRange(0, 40)
         self.temperature.setValue(20)
-        self.temperature.setToolTip("sampling temperature T: the logits are divided by T before the softmax "
-                                    "(0 = always the most probable token, as greedy)")
+        self.temperature.setToolTip(
+            "sampling temperature T: the logits are divided by T before the softmax "
+            "(0 = always the most probable token, as greedy)"
+        )
         self.temperature_label = QtWidgets.QLabel("T = 1.00")
         self.temperature.valueChanged.connect(lambda v: self.temperature_label.setText(f"T = {v / 20:.2f}"))
         self.seed = QtWidgets.QSpinBox()
@@ -127,8 +129,9 @@ class InputPanel(QtWidgets.QWidget):
         if strategy.is_sampling:
             self.temperature.setValue(round(strategy.temperature * 20))
             self.seed.setValue(strategy.seed)
-        self.decoding.setCurrentIndex(DECODINGS.index("Beam" if strategy.is_beam else
-                                                      "Sampling" if strategy.is_sampling else "Greedy"))
+        self.decoding.setCurrentIndex(
+            DECODINGS.index("Beam" if strategy.is_beam else "Sampling" if strategy.is_sampling else "Greedy")
+        )
 
     def beam_size(self) -> int:
         """The chosen strategy's beam size (1 for greedy and sampling)."""
@@ -144,8 +147,7 @@ class InputPanel(QtWidgets.QWidget):
         self.cancel_button.setToolTip(f"stop: {', '.join(BUSY_NAMES.get(q, q) for q in running)}" if running else "")
         translating = self._busy.get("translate", False)
         self.translate_button.setEnabled(not translating)
-        self.translate_button.setToolTip("a translation or model load is running: Cancel stops it" if translating
-                                         else "")
+        self.translate_button.setToolTip("a translation or model load is running: Cancel stops it" if translating else "")
 
 
 END = "end"  # a queued move to the last step of whatever result is then on screen
@@ -182,8 +184,7 @@ class StepControls(QtWidgets.QWidget):
         self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.slider.setRange(0, 0)
         self.label = QtWidgets.QLabel("step 0 / 0")
-        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.speed,
-                  self.end_button):
+        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.speed, self.end_button):
             row.addWidget(w)
         row.addWidget(self.slider, 1)
         row.addWidget(fenced(self.label))  # "step k / n" changes at every step: no re-layout unless its size does
@@ -223,8 +224,7 @@ class StepControls(QtWidgets.QWidget):
         """Hold (True) while a new result is computed: Play stops and the buttons and the slider
         are disabled until the release (False)."""
         self.held = bool(held)
-        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.end_button,
-                  self.slider):
+        for w in (self.reset_button, self.back_button, self.step_button, self.play_button, self.end_button, self.slider):
             w.setEnabled(not self.held)
         if self.held:
             self.stop()

@@ -42,16 +42,16 @@ class LayoutFence(QtWidgets.QWidget):
         c, hint = self.child, self.child.minimumSizeHint()
         return QtCore.QSize(c.minimumWidth() or max(hint.width(), 0), c.minimumHeight() or max(hint.height(), 0))
 
-    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt naming)
+    def sizeHint(self) -> QtCore.QSize:
         return self.child.sizeHint().expandedTo(self._child_min()).boundedTo(self.child.maximumSize())
 
-    def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt naming)
+    def minimumSizeHint(self) -> QtCore.QSize:
         return self._child_min()
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt naming)
+    def hasHeightForWidth(self) -> bool:
         return self.child.hasHeightForWidth()
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt naming)
+    def heightForWidth(self, width: int) -> int:
         return self.child.heightForWidth(width)
 
     def _sync(self) -> bool:
@@ -80,7 +80,7 @@ class LayoutFence(QtWidgets.QWidget):
             return True
         return super().event(ev)
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self.child.setGeometry(self.rect())
         if self.hints and self.child.hasHeightForWidth():

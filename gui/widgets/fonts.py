@@ -40,11 +40,11 @@ class FitScroll(QtWidgets.QScrollArea):
             width = max(view.width() - self.verticalScrollBar().sizeHint().width(), need.width())
         w.resize(width, height)
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self.fit()
 
-    def eventFilter(self, obj, ev) -> bool:  # noqa: N802 (Qt naming)
+    def eventFilter(self, obj, ev) -> bool:
         if obj is self.widget() and ev.type() == QtCore.QEvent.Type.LayoutRequest:
             QtCore.QTimer.singleShot(0, self, self.fit)  # dropped if this widget is gone by then
         return super().eventFilter(obj, ev)
@@ -105,16 +105,16 @@ class WrappedLabel(QtWidgets.QLabel):
             self.setMinimumHeight(need)
             self.fitted.emit(need)
 
-    def setText(self, text: str) -> None:  # noqa: N802 (Qt naming)
+    def setText(self, text: str) -> None:
         super().setText(text)
         self._fit()
 
-    def changeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def changeEvent(self, ev) -> None:
         super().changeEvent(ev)
         if ev.type() == QtCore.QEvent.Type.FontChange:  # setFont, or a font inherited from the window
             self._fit()
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         self._fit()
 

@@ -115,8 +115,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         Compact from ``COMPACT_FROM`` head cells, or sooner where a title would not fit on one line
         above its thumbnail (a large font in a narrow grid)."""
         heads = [t for t in titles if not is_derived_title(t)]
-        compact = ((len(heads) >= COMPACT_FROM or self._titles_crowded(heads, n_cols))
-                   and all(_LAYER_HEAD.match(t) for t in heads))
+        compact = (len(heads) >= COMPACT_FROM or self._titles_crowded(heads, n_cols)) and all(_LAYER_HEAD.match(t) for t in heads)
         return (len(titles), n_cols, compact, len(heads))
 
     def _titles_crowded(self, heads: list[str], n_cols: int) -> bool:
@@ -160,8 +159,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
             for c in range(n_cols):
                 lay.headers.append(ci.addLabel(_LAYER_HEAD.match(titles[c]).group(2), row=0, col=c + 1, size=size))
             for r in range(head_rows):
-                lay.headers.append(ci.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0,
-                                               size=size))
+                lay.headers.append(ci.addLabel(_LAYER_HEAD.match(titles[r * n_cols]).group(1), row=r + 1, col=0, size=size))
             ci.layout.setColumnStretchFactor(0, 0)
         for i in range(n):
             r, c = divmod(i, n_cols)
@@ -216,7 +214,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self._cur = _Layout(self._cur.ci)  # the shown one too (its items stay until then)
 
     def set_scale(self, scale: str) -> None:
-        """"fixed" [0, 1] or "per-map" colour levels (applied at the next :meth:`set_cells`)."""
+        """ "fixed" [0, 1] or "per-map" colour levels (applied at the next :meth:`set_cells`)."""
         map_levels(np.zeros((1, 1)), None, scale)  # validates
         self.scale = scale
 
@@ -244,8 +242,9 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.pooled = []
         most = (1, 1)
         pooled, finite = _pool_stacked(cells, self._targets)
-        for cell, im, view, label, (px_rows, px_cols), small, ok in zip(cells, self.images, self.views, labels,
-                                                                        self._targets, pooled, finite):
+        for cell, im, view, label, (px_rows, px_cols), small, ok in zip(
+            cells, self.images, self.views, labels, self._targets, pooled, finite
+        ):
             matrix, mask = cell.matrix, cell.mask
             if small is not None:
                 r0, c0 = matrix.shape
@@ -265,8 +264,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                     hatches[key] = mask_overlay(mask, (px_rows, px_cols)) if mask.any() else None
                 overlay = hatches[key]
             masked = overlay is not None
-            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True,
-                   finite=ok, masked=masked)
+            im.set(matrix, mask, overlay, levels=map_levels(matrix, mask, self.scale), unit=True, finite=ok, masked=masked)
             chosen = cell.key == self.selected
             if label is None:  # compact grid: a frame marks the chosen cell
                 if self._cur.framed.get(id(view)) != chosen:
@@ -281,10 +279,13 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
                 self._cur.label_text[id(label)] = text
                 relaid = True
-        colour_thumbnails([im.image for im in self.images[:len(cells)]])  # all at once, not one by one at paint
-        note = ("" if most == (1, 1) else
-                f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
-                "(click to see every cell)")
+        colour_thumbnails([im.image for im in self.images[: len(cells)]])  # all at once, not one by one at paint
+        note = (
+            ""
+            if most == (1, 1)
+            else f"downsampled: each thumbnail pixel shows the maximum of up to {most[0]} × {most[1]} cells "
+            "(click to see every cell)"
+        )
         if self.scale == "per-map":
             note = "colours: each thumbnail scaled to its own min … max" + (" · " + note if note else "")
         if self.note is not None and self.note.text != note:
@@ -325,15 +326,17 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         ratio = self.devicePixelRatioF()
         return (max(int(h * ratio), 1), max(int(w * ratio), 1))
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         QtCore.QTimer.singleShot(0, self, self._repool)  # dropped if the grid is gone by then
 
     def _repool(self) -> None:
         """After a resize, redraw if a thumbnail's pixel size changed (pooling depends on it)."""
         titled = [(lab, int(v.width())) for lab, v in zip(self.cell_labels, self.views) if lab is not None]
-        if self.cells and (tuple(self._pixels(v) for v in self.views) != self._targets
-                           or any(self._cur.label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)):
+        if self.cells and (
+            tuple(self._pixels(v) for v in self.views) != self._targets
+            or any(self._cur.label_text.get(id(lab), (0,))[-1] != w for lab, w in titled)
+        ):
             self.set_cells(self.cells, self.n_cols)
 
     def cell_at(self, scene_pos) -> tuple | None:
@@ -342,7 +345,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
                 return key
         return None
 
-    def mousePressEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def mousePressEvent(self, ev) -> None:
         key = self.cell_at(self.mapToScene(ev.position().toPoint()))
         if key is not None:
             self.clicked.emit(key)

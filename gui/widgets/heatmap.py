@@ -96,8 +96,7 @@ class MatrixImage:
     (a thumbnail, ``set(..., unit=True)``) draws its hatch itself: ``overlay`` is then None.
     ``view``: a ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
 
-    def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None,
-                 overlay: pg.ImageItem | None = None) -> None:
+    def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None, overlay: pg.ImageItem | None = None) -> None:
         self.image = image if image is not None else MapImage()
         # an image item that draws the hatch itself (gui.widgets.thumbnails.ThumbnailImage) needs no overlay item
         own_hatch = overlay is None and getattr(self.image, "draws_hatch", False)
@@ -120,9 +119,17 @@ class MatrixImage:
     def set_colormap(self, cmap: pg.ColorMap) -> None:
         self.image.setLookupTable(lookup_table(cmap))
 
-    def set(self, matrix: np.ndarray, mask: np.ndarray | None, overlay: np.ndarray | None = None,
-            levels: tuple[float, float] = (0.0, 1.0), unit: bool = False, *, finite: bool | None = None,
-            masked: bool | None = None) -> None:
+    def set(
+        self,
+        matrix: np.ndarray,
+        mask: np.ndarray | None,
+        overlay: np.ndarray | None = None,
+        levels: tuple[float, float] = (0.0, 1.0),
+        unit: bool = False,
+        *,
+        finite: bool | None = None,
+        masked: bool | None = None,
+    ) -> None:
         """Show ``matrix [rows, cols]`` (float) with colour ``levels`` (default the fixed [0, 1]);
         ``mask`` same shape, True = masked. Cell (r, c) covers [c, c + 1] × [r, r + 1] in the view,
         or with ``unit`` the whole map covers [0, 1] × [0, 1] whatever its shape (a thumbnail: its
@@ -281,7 +288,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self._redraw()
 
     def set_scale(self, scale: str) -> None:
-        """"fixed" ([0, 1]) or "per-map" (the shown map's own min … max). Raises ValueError otherwise."""
+        """ "fixed" ([0, 1]) or "per-map" (the shown map's own min … max). Raises ValueError otherwise."""
         map_levels(np.zeros((1, 1)), None, scale)  # validates
         self.scale = scale
         self._redraw()
@@ -309,8 +316,16 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def _css(self, delta: int = 0) -> dict:
         return {"font-size": f"{max(self.font.pointSize() + delta, 6)}pt"}
 
-    def set_matrix(self, matrix: np.ndarray, mask: np.ndarray | None, row_tokens: list[str],
-                   col_tokens: list[str], title: str = "", row_label: str = "query", col_label: str = "key") -> None:
+    def set_matrix(
+        self,
+        matrix: np.ndarray,
+        mask: np.ndarray | None,
+        row_tokens: list[str],
+        col_tokens: list[str],
+        title: str = "",
+        row_label: str = "query",
+        col_label: str = "key",
+    ) -> None:
         """Show ``matrix [rows, cols]`` with one tick per token (row i at y = i + 0.5)."""
         self.drawn_args = (matrix, mask, row_tokens, col_tokens, title, row_label, col_label)
         self.mask_mode = False
@@ -332,8 +347,9 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(self.col_tokens)]])
         self._decorate("left", row_label, lambda: self.plot.setLabel("left", f"{row_label} (rows)", **self._css()))
         self._decorate("bottom", col_label, lambda: self.plot.setLabel("bottom", f"{col_label} (columns)", **self._css()))
-        self._decorate("title", title, lambda: (self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt"),
-                                                self._wrap_title()))
+        self._decorate(
+            "title", title, lambda: (self.plot.setTitle(title, size=f"{self.font.pointSize() + 1}pt"), self._wrap_title())
+        )
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
         self.view.updateMatrix()  # now, not while painting: a change made during a paint paints the map again
         self._draw_values()
@@ -346,8 +362,13 @@ class Heatmap(pg.GraphicsLayoutWidget):
         image = np.asarray(image, dtype=np.float32)
         remask = (image, row_tokens, col_tokens, title)
         absent = np.isnan(image)
-        self.set_matrix(image, absent if absent.any() else None, row_tokens, col_tokens,
-                        f"{title}<br><span style='font-size:{max(self.font.pointSize() - 1, 6)}pt'>{LEGEND}</span>")
+        self.set_matrix(
+            image,
+            absent if absent.any() else None,
+            row_tokens,
+            col_tokens,
+            f"{title}<br><span style='font-size:{max(self.font.pointSize() - 1, 6)}pt'>{LEGEND}</span>",
+        )
         self.mask_mode, self.mask_args = True, remask
         self.levels = (0.0, 1.0)  # a mask is 0/1 whatever the colour scale
         self.matrix_image.image.setLevels(self.levels)
@@ -367,8 +388,10 @@ class Heatmap(pg.GraphicsLayoutWidget):
             return
         matrix = np.asarray(self.matrix, dtype=np.float64)
         masked = np.zeros(matrix.shape, dtype=bool) if self.mask is None else np.asarray(self.mask, dtype=bool)
-        texts = ["–" if m or not np.isfinite(v) else cell_text(v)  # never "nan" on screen
-                 for v, m in zip(matrix.ravel().tolist(), masked.ravel().tolist())]
+        texts = [
+            "–" if m or not np.isfinite(v) else cell_text(v)  # never "nan" on screen
+            for v, m in zip(matrix.ravel().tolist(), masked.ravel().tolist())
+        ]
         self.values.set_cells(texts, self._dark_text(matrix) | masked, font)
 
     def _dark_text(self, matrix: np.ndarray) -> np.ndarray:
@@ -398,8 +421,13 @@ class Heatmap(pg.GraphicsLayoutWidget):
         q = self.row_tokens[row] if row < len(self.row_tokens) else "?"
         k = self.col_tokens[col] if col < len(self.col_tokens) else "?"
         if self.mask_mode:
-            what = ("key not computed yet (nothing to mask)" if np.isnan(value) else
-                    "True: masked (may not attend)" if value == 1 else "False: may attend")
+            what = (
+                "key not computed yet (nothing to mask)"
+                if np.isnan(value)
+                else "True: masked (may not attend)"
+                if value == 1
+                else "False: may attend"
+            )
         else:
             what = "masked (may not attend)" if masked else f"{value:.4f}"
         return f"query {row + 1} {quote(q)} → key {col + 1} {quote(k)}: {what}"
@@ -428,7 +456,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
         least = 14 * QtGui.QFontMetricsF(self.font).averageCharWidth()  # never one syllable per line
         wrap_title(self.plot.titleLabel, max(self.view.width(), least))
 
-    def leaveEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def leaveEvent(self, ev) -> None:
         self.hovered.emit("")
         super().leaveEvent(ev)
 

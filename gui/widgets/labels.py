@@ -43,7 +43,6 @@ def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -
     return [0]
 
 
-
 class TokenAxis(CachedAxisPaint, pg.AxisItem):
     """An AxisItem for token ticks set with ``setTicks([[(i + 0.5, token), …]])``."""
 
@@ -62,13 +61,13 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self._specs: tuple | None = None  # what paint() draws (see _prepare)
         self._reach: tuple | None = None  # ((font key, max chars), px): how far 45° labels reach left of the axis
 
-    def setTicks(self, ticks) -> None:  # noqa: N802 (pyqtgraph naming)
+    def setTicks(self, ticks) -> None:
         """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
         if ticks is not None and ticks == self._tickLevels:
             return
         super().setTicks(ticks)
 
-    def setRange(self, mn, mx) -> None:  # noqa: N802 (pyqtgraph naming)
+    def setRange(self, mn, mx) -> None:
         """As pyqtgraph's, but the same range again keeps the drawn axis (a view that grows by a row
         per step sets its unchanged column range again, and that re-laid out every column label)."""
         if list(getattr(self, "range", ())) == [mn, mx]:
@@ -82,7 +81,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             return
         super().show()
 
-    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
+    def boundingRect(self) -> QtCore.QRectF:
         """As pyqtgraph's; a bottom axis reaches further left by the longest angled label's run
         (labels at 45° end at their tick and rise to the left): Qt repaints an item only inside
         it, which cut the first column's label."""
@@ -96,7 +95,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             self._reach = (key, (fm.averageCharWidth() * self.max_chars + fm.height()) * SIN45)
         return rect.adjusted(-self._reach[1], 0, 0, 0)
 
-    def setStyle(self, **kwargs) -> None:  # noqa: N802 (pyqtgraph naming)
+    def setStyle(self, **kwargs) -> None:
         """As pyqtgraph's; a new tick font changes how far the bounding rect reaches (Qt must know
         before, or the old labels' pixels stay on screen)."""
         if "tickFont" in kwargs:
@@ -122,7 +121,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
     def _font(self) -> QtGui.QFont:
         return self._shrunk or self.style["tickFont"] or QtGui.QFont()
 
-    def generateDrawSpecs(self, p):  # noqa: N802 (pyqtgraph naming)
+    def generateDrawSpecs(self, p):
         show = self.style["showValues"]
         try:
             specs = self._line_specs()
@@ -160,8 +159,11 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         text_offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1 if not vertical else 0]
         specs_text = []
         align = QtCore.Qt.AlignmentFlag
-        flags = {"left": align.AlignRight | align.AlignVCenter, "right": align.AlignLeft | align.AlignVCenter,
-                 "top": align.AlignHCenter | align.AlignBottom}.get(self.orientation)
+        flags = {
+            "left": align.AlignRight | align.AlignVCenter,
+            "right": align.AlignLeft | align.AlignVCenter,
+            "top": align.AlignHCenter | align.AlignBottom,
+        }.get(self.orientation)
         if flags is None:  # bottom: angled labels' rect is their footprint on the axis (drawn turned)
             flags = align.AlignRight | align.AlignTop if self.angled else align.AlignHCenter | align.AlignTop
         flags = flags | QtCore.Qt.TextFlag.TextDontClip  # one flag value for every label (enum maths is slow)
@@ -190,6 +192,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         """The largest point size from ``shrink_min_pt`` up at which every label fits (a bisection:
         a few layouts, not one per size), kept in ``_shrunk``; the base font's layout (thinned) when
         even the smallest cannot fit them all: a readable font then, rather than a tiny one."""
+
         def at(pt: int) -> tuple:
             font = QtGui.QFont(base)
             font.setPointSize(pt)
@@ -245,7 +248,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
                 items, keep, self.angled = angled, keep_45, True
         return items, keep, v_pos
 
-    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):  # noqa: N802 N803 (pyqtgraph naming)
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         """Angled labels (drawn here, each ending at its tick and rising to it at 45°), or the base
         class's line, ticks and labels (exports and other callers)."""
         if not self.angled:
@@ -278,7 +281,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         dist, token = min((abs(tv - v), t) for tv, t in ticks)
         return str(token) if dist <= 0.5 else None
 
-    def hoverEvent(self, ev) -> None:  # noqa: N802 (pyqtgraph naming)
+    def hoverEvent(self, ev) -> None:
         if ev.isExit():
             self.setToolTip("")
             return
@@ -305,8 +308,12 @@ def _update_min_height_only(label: pg.LabelItem) -> None:
     label.setMinimumWidth(0)
     label.setMinimumHeight(bounds.height())
     hint = QtCore.Qt.SizeHint
-    label._sizeHint = {hint.MinimumSize: (0, bounds.height()), hint.PreferredSize: (bounds.width(), bounds.height()),
-                       hint.MaximumSize: (-1, -1), hint.MinimumDescent: (0, 0)}
+    label._sizeHint = {
+        hint.MinimumSize: (0, bounds.height()),
+        hint.PreferredSize: (bounds.width(), bounds.height()),
+        hint.MaximumSize: (-1, -1),
+        hint.MinimumDescent: (0, 0),
+    }
     label.updateGeometry()
 
 

@@ -14,8 +14,11 @@ from gui.widgets.pg_config import no_background_cache
 from gui.widgets.thumbnails import DrawsColours, bgra_of, rgba_words
 
 # a mask image's colours (RGBA as one uint32 each): white (absent key or any other value), masked, open, hatch stripe
-_MASK_WORDS = np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 255], [175, 175, 175, 255]],
-                       dtype=np.uint8).view(np.uint32).ravel()
+_MASK_WORDS = (
+    np.array([[255, 255, 255, 255], [*MASKED_RGB, 255], [*OPEN_RGB, 255], [175, 175, 175, 255]], dtype=np.uint8)
+    .view(np.uint32)
+    .ravel()
+)
 
 
 def mask_rgba(image: np.ndarray) -> np.ndarray:
@@ -171,11 +174,15 @@ class MaskPanel(QtWidgets.QScrollArea):
         if not masks["recorded"]:
             note = "⚠ this result did not record the masks the model was given"
         elif cached and not given.any():
-            note = ("Cached decoding: each step is one new query on the KV cache; the model was given "
-                    "no self-attention mask (later keys did not exist yet: hatched).")
+            note = (
+                "Cached decoding: each step is one new query on the KV cache; the model was given "
+                "no self-attention mask (later keys did not exist yet: hatched)."
+            )
         elif cached:
-            note = ("Cached decoding with target padding: each step was given a key padding mask; "
-                    "later keys did not exist yet (hatched).")
+            note = (
+                "Cached decoding with target padding: each step was given a key padding mask; "
+                "later keys did not exist yet (hatched)."
+            )
         elif given.all():
             note = "One parallel pass over the whole target: the model was given these masks for every row."
         else:

@@ -83,8 +83,15 @@ class ValueStrip:
             item.hide()
         self.plot.setTitle("")
 
-    def set(self, matrix: np.ndarray, row_tokens: list[str], col_tokens: list[str], title: str,
-            levels: tuple[float, float] | None = None, neg_inf: np.ndarray | None = None) -> None:
+    def set(
+        self,
+        matrix: np.ndarray,
+        row_tokens: list[str],
+        col_tokens: list[str],
+        title: str,
+        levels: tuple[float, float] | None = None,
+        neg_inf: np.ndarray | None = None,
+    ) -> None:
         """Show ``matrix [rows, cols]``; ``levels`` default :func:`signed_levels`; ``neg_inf``
         ``[rows, cols]`` bool: cells that are −∞ (masked), hatched and labelled "−∞"."""
         m = np.asarray(matrix)
@@ -100,13 +107,19 @@ class ValueStrip:
         self.plot.getAxis("left").setTicks([[(i + 0.5, t) for i, t in enumerate(row_tokens)]])
         self.plot.getAxis("bottom").setTicks([[(j + 0.5, t) for j, t in enumerate(col_tokens)]])
         lo, hi = self.levels
-        self.plot.setTitle(f"{title} <span style='color:#777'>(colour {range_text(lo)} … {range_text(hi)})</span>",
-                           size=f"{max(self.font.pointSize(), 6)}pt")
+        self.plot.setTitle(
+            f"{title} <span style='color:#777'>(colour {range_text(lo)} … {range_text(hi)})</span>",
+            size=f"{max(self.font.pointSize(), 6)}pt",
+        )
         self._wrap_title()
         self.view.setRange(QtCore.QRectF(0, 0, max(cols, 1), max(rows, 1)), padding=0)
         small = rows <= VALUES_UP_TO and cols <= VALUES_UP_TO
-        self.cell_texts = {(r, c): value_text(float(m[r, c])) if not flag[r, c] else NEG_INF
-                           for r in range(rows) for c in range(cols) if small or flag[r, c]}
+        self.cell_texts = {
+            (r, c): value_text(float(m[r, c])) if not flag[r, c] else NEG_INF
+            for r in range(rows)
+            for c in range(cols)
+            if small or flag[r, c]
+        }
         self._draw_texts()
 
     def _draw_texts(self) -> None:
@@ -158,7 +171,7 @@ class PopOut(QtCore.QObject):
         w.resize(900, 820)
         w.show()
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt naming)
+    def eventFilter(self, obj, event) -> bool:
         if obj is self.window and event.type() == QtCore.QEvent.Type.Close:
             i = self.tabs.indexOf(self.placeholder)
             self.tabs.insertTab(i, self.panel, self.title)

@@ -47,26 +47,25 @@ class ThumbView(QtWidgets.QGraphicsWidget):
         """Height in scene units (px at the view's scale 1)."""
         return self.size().height()
 
-    def addItem(self, item: QtWidgets.QGraphicsItem) -> None:  # noqa: N802 (pg.ViewBox naming)
+    def addItem(self, item: QtWidgets.QGraphicsItem) -> None:
         """Draw ``item`` (in ``[0, 1]²`` coordinates) in this cell."""
         item.setParentItem(self.content)
 
-    def setBorder(self, *args, **kwargs) -> None:  # noqa: N802 (pg.ViewBox naming)
+    def setBorder(self, *args, **kwargs) -> None:
         """The frame's pen, as :func:`pyqtgraph.mkPen` takes it; ``None``: no frame."""
         self.border = pg.mkPen(*args, **kwargs)
         shown = self.border.style() != QtCore.Qt.PenStyle.NoPen
         self.frame.setPen(self.border)
         self.frame.setVisible(shown)
 
-    def setBackgroundColor(self, color) -> None:  # noqa: N802 (pg.ViewBox naming)
+    def setBackgroundColor(self, color) -> None:
         """Fill the cell with ``color`` (anything :func:`pyqtgraph.mkColor` takes) under its items."""
         self._background = pg.mkColor(color)
         self.content.setBrush(QtGui.QBrush(self._background))
         self.content.setFlag(QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, False)
 
-    def resizeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def resizeEvent(self, ev) -> None:
         super().resizeEvent(ev)
         w, h = self.size().width(), self.size().height()
         self.content.setTransform(QtGui.QTransform.fromScale(max(w, 1e-6), max(h, 1e-6)))
         self.frame.setRect(QtCore.QRectF(0, 0, w, h))
-

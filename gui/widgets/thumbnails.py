@@ -61,8 +61,17 @@ def opaque_table(lut: np.ndarray) -> bool:
 def colourable(image, levels, lut) -> tuple[float, float] | None:
     """The two colour levels when :func:`colour_stack` can colour ``image`` as pyqtgraph would (a
     non-empty 2-D float image, two levels, a uint8 table ``[K, 3 or 4]``), else None."""
-    if (image is None or image.ndim != 2 or image.size == 0 or image.dtype.kind != "f" or levels is None
-            or not isinstance(lut, np.ndarray) or lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[1] not in (3, 4)):
+    if (
+        image is None
+        or image.ndim != 2
+        or image.size == 0
+        or image.dtype.kind != "f"
+        or levels is None
+        or not isinstance(lut, np.ndarray)
+        or lut.dtype != np.uint8
+        or lut.ndim != 2
+        or lut.shape[1] not in (3, 4)
+    ):
         return None
     flat = tuple(float(x) for x in np.ravel(levels))
     return flat if len(flat) == 2 else None
@@ -125,11 +134,11 @@ class UnitImage(pg.ImageItem):
     def __init__(self) -> None:
         super().__init__(axisOrder="row-major")
 
-    def boundingRect(self) -> QtCore.QRectF:  # noqa: N802 (Qt naming)
+    def boundingRect(self) -> QtCore.QRectF:
         # Qt asks several times per item per repaint; one shared rect each (Qt copies it; never mutated here)
         return _UNIT_BOUNDS if self.image is not None else _NO_BOUNDS
 
-    def setRect(self, *args) -> None:  # noqa: N802 (pyqtgraph naming)
+    def setRect(self, *args) -> None:
         """Raises ValueError for any rect but ``[0, 1]²`` (the item is always drawn there)."""
         rect = args[0] if len(args) == 1 else QtCore.QRectF(*args)
         if QtCore.QRectF(rect) != UNIT:
@@ -137,7 +146,7 @@ class UnitImage(pg.ImageItem):
         if not self.transform().isIdentity():
             self.resetTransform()
 
-    def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
+    def setImage(self, image=None, autoLevels=None, **kargs):
         """As pyqtgraph's for a 2-D or RGBA array with explicit levels (or none needed), without
         the geometry change a new shape causes there: only the first image changes the bounds."""
         if image is None or autoLevels or not isinstance(image, np.ndarray):
@@ -224,7 +233,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self._colours = rgba
         self._bgra = bgra
 
-    def setImage(self, image=None, autoLevels=None, **kargs):  # noqa: N802 (pyqtgraph naming)
+    def setImage(self, image=None, autoLevels=None, **kargs):
         self._colours = None
         super().setImage(image, autoLevels, **kargs)
 
@@ -244,12 +253,12 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self._renderRequired = True
         self.update()
 
-    def setLevels(self, levels, update=True):  # noqa: N802
+    def setLevels(self, levels, update=True):
         if self.levels is None or not fn.eq(levels, self.levels):
             self._colours = None
         super().setLevels(levels, update)
 
-    def setLookupTable(self, lut, update=True):  # noqa: N802
+    def setLookupTable(self, lut, update=True):
         self._colours = None
         super().setLookupTable(lut, update)
 

@@ -59,8 +59,7 @@ class TopKPanel(pg.PlotWidget):
         for label in self.texts:
             label.setFont(font)
 
-    def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None,
-                       shaped: list[float] | None = None) -> None:
+    def set_candidates(self, top_k: list[tuple[str, float]], chosen: str | None, shaped: list[float] | None = None) -> None:
         """Show ``[(token, probability)]`` highest first; ``chosen`` is drawn in red. ``shaped``
         (sampling): each candidate's probability in the distribution the step drew from (after
         temperature and the top-k / top-p cut), drawn as a thin orange bar under the model's own;

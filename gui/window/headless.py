@@ -19,13 +19,20 @@ WAIT_S = 120.0
 
 def add_arguments(p) -> None:
     """The options of the analysis tabs (``--panel`` itself is in :func:`gui.app.build_parser`)."""
-    p.add_argument("--ablate", default=None, metavar="L:H,...",
-                   help="with --panel ablate: heads to ablate (1-based layer:head, e.g. 2:3,3:1)")
-    p.add_argument("--ablate-kind", choices=["enc", "dec", "cross"], default="enc",
-                   help="with --ablate: encoder self (default), decoder self or cross-attention")
+    p.add_argument(
+        "--ablate",
+        default=None,
+        metavar="L:H,...",
+        help="with --panel ablate: heads to ablate (1-based layer:head, e.g. 2:3,3:1)",
+    )
+    p.add_argument(
+        "--ablate-kind",
+        choices=["enc", "dec", "cross"],
+        default="enc",
+        help="with --ablate: encoder self (default), decoder self or cross-attention",
+    )
     p.add_argument("--compare-text", default=None, help="with --panel compare: sentence B (A is --text)")
-    p.add_argument("--compare-checkpoint", default=None,
-                   help="with --panel compare: checkpoint B (--text on both models)")
+    p.add_argument("--compare-checkpoint", default=None, help="with --panel compare: checkpoint B (--text on both models)")
     p.add_argument("--query", type=int, default=None, help="with --panel inside: the query row (1-based)")
 
 
@@ -33,8 +40,11 @@ def check(args) -> None:
     """Option combinations that cannot work (before any model loads). Raises ValueError."""
     from core.analysis.ablation import parse_heads
 
-    need = {"ablate": args.ablate is not None, "compare": args.compare_text is not None
-            or args.compare_checkpoint is not None, "inside": args.query is not None}
+    need = {
+        "ablate": args.ablate is not None,
+        "compare": args.compare_text is not None or args.compare_checkpoint is not None,
+        "inside": args.query is not None,
+    }
     for panel, given in need.items():
         if given and args.panel != panel:
             opts = {"ablate": "--ablate", "compare": "--compare-text/--compare-checkpoint", "inside": "--query"}
@@ -56,8 +66,12 @@ def check(args) -> None:
 def prefill(win, args) -> None:
     """Show the tab of ``--panel`` and put the options into its fields (nothing runs yet)."""
     tabs = win.live.tabs
-    panel = {"ablate": win.analysis.ablation, "compare": win.analysis.compare, "inside": win.inside_panel,
-             "positional": win.positional_panel}[args.panel]
+    panel = {
+        "ablate": win.analysis.ablation,
+        "compare": win.analysis.compare,
+        "inside": win.inside_panel,
+        "positional": win.positional_panel,
+    }[args.panel]
     tabs.setCurrentWidget(panel)
     if args.panel == "ablate" and args.ablate is not None:
         p = win.analysis.ablation
@@ -123,8 +137,7 @@ def run(win, app, args, ckpt) -> str:
             if args.query > ip.query.maximum():
                 raise ValueError(f"--query must be 1..{ip.query.maximum()} for this map")
             ip.query.setValue(args.query)
-        _wait(app, lambda: ip.step is not None or ip.message.text().startswith("⚠")
-              or ip.shows_message_only, "inside")
+        _wait(app, lambda: ip.step is not None or ip.message.text().startswith("⚠") or ip.shows_message_only, "inside")
         if ip.step is None:
             raise ValueError(ip.message.text().lstrip("⚠ "))
         st = ip.step

@@ -23,9 +23,13 @@ def precision_labels(bf16_native: bool) -> dict[str, str]:
     hardware (AVX512-BF16 or AMX, :func:`core.device.cpu_bf16_native`); elsewhere PyTorch emulates
     it and it is slower than fp32, so the label says which of the two this machine is."""
     bf16 = "bf16 (faster: this CPU has AVX512-BF16)" if bf16_native else "bf16 (emulated on this CPU: slower than fp32)"
-    return {"fp32": "fp32 (as trained)",
-            "int8-output": "fp32 layers, int8 output projection (CPU; the maps are fp32's)",
-            "bf16": bf16, "int8": "int8 linear layers (CPU, fastest)"}
+    return {
+        "fp32": "fp32 (as trained)",
+        "int8-output": "fp32 layers, int8 output projection (CPU; the maps are fp32's)",
+        "bf16": bf16,
+        "int8": "int8 linear layers (CPU, fastest)",
+    }
+
 
 HOVER_HINT = "hover a cell for query → key: weight (numbered from 1)"
 GRID_CAPTION = "Every layer (rows) × head (columns); click one to enlarge:"
@@ -36,9 +40,11 @@ def _dock(win, title: str, name: str, widget: QtWidgets.QWidget) -> QtWidgets.QD
     dock = QtWidgets.QDockWidget(title, win)
     dock.setObjectName(name)  # saveState / restoreState key
     dock.setWidget(widget)
-    dock.setFeatures(QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
-                     | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetMovable
-                     | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+    dock.setFeatures(
+        QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
+        | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetMovable
+        | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable
+    )
     return dock
 
 
@@ -132,11 +138,13 @@ def build_widgets(win) -> None:
     win.inputs.translate_requested.connect(win.translate)
     win.inputs.cancel_requested.connect(win.cancel)
     win.inputs.device_changed.connect(win.on_device_changed)
-    for key, slot in (("Right", lambda: win.controls.set_position(win.controls.position + 1)),
-                      ("Left", lambda: win.controls.set_position(win.controls.position - 1)),
-                      ("Space", win.controls.toggle_play),
-                      ("Home", lambda: win.controls.set_position(0)),
-                      ("End", lambda: win.controls.set_position(win.controls.slider.maximum()))):
+    for key, slot in (
+        ("Right", lambda: win.controls.set_position(win.controls.position + 1)),
+        ("Left", lambda: win.controls.set_position(win.controls.position - 1)),
+        ("Space", win.controls.toggle_play),
+        ("Home", lambda: win.controls.set_position(0)),
+        ("End", lambda: win.controls.set_position(win.controls.slider.maximum())),
+    ):
         sc = QtGui.QShortcut(QtGui.QKeySequence(key), win)
         sc.activated.connect(slot)
 
@@ -170,11 +178,13 @@ def arrange_docks(win, width: int, height: int) -> None:
             win.topk_dock.raise_()
         else:
             win.tabs_dock.raise_()
-            win.resizeDocks([win.topk_dock, win.tabs_dock], [max(160, room * 2 // 5), max(200, room * 3 // 5)],
-                            QtCore.Qt.Orientation.Vertical)
+            win.resizeDocks(
+                [win.topk_dock, win.tabs_dock], [max(160, room * 2 // 5), max(200, room * 3 // 5)], QtCore.Qt.Orientation.Vertical
+            )
     else:
-        win.resizeDocks([win.topk_dock, win.tabs_dock], [max(200, height // 3), max(240, height // 2)],
-                        QtCore.Qt.Orientation.Vertical)
+        win.resizeDocks(
+            [win.topk_dock, win.tabs_dock], [max(200, height // 3), max(240, height // 2)], QtCore.Qt.Orientation.Vertical
+        )
         win.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, win.masks_dock)
         win.resizeDocks([win.masks_dock], [max(160, height // 5)], QtCore.Qt.Orientation.Vertical)
     win.resize(width, height)  # docks stacked before they were tabified may have made it taller

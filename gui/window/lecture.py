@@ -33,6 +33,7 @@ CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 
 # ---------------------------------------------------------------------------------------------- the driver
 
+
 class LectureDriver(QtCore.QObject):
     """Steps ``win`` (a MainWindow) through ``lecture``. ``index`` is the step shown (0-based,
     -1 before the first), ``page`` its :class:`Page`, ``done`` whether it is fully on screen.
@@ -130,8 +131,7 @@ class LectureDriver(QtCore.QObject):
         select_view(win, step)
         notes = [result_note(win.vm, step)]
         if step.decoder_step is not None and step.decoder_step > win.vm.step:
-            notes.append(f"(the output ends after {win.vm.step} steps: shown at step {win.vm.step}, "
-                         f"not {step.decoder_step})")
+            notes.append(f"(the output ends after {win.vm.step} steps: shown at step {win.vm.step}, not {step.decoder_step})")
         if step.ablate is not None:
             notes.append((yield from self._ablate(step)))
         if step.query is not None:
@@ -165,20 +165,25 @@ class LectureDriver(QtCore.QObject):
         win.live.tabs.setCurrentWidget(ip)
         ip.refresh()
         if step.query > ip.query.maximum():
-            raise ValueError(f"lecture step {step.number}, query: {step.query} is out of range 1..{ip.query.maximum()} "
-                             "for this map (one query per row)")
+            raise ValueError(
+                f"lecture step {step.number}, query: {step.query} is out of range 1..{ip.query.maximum()} "
+                "for this map (one query per row)"
+            )
         ip.query.setValue(step.query)
         ip.refresh()
-        row = np.asarray(view_at(win.vm.result, win.vm.step, win.vm.kind).weights[step.layer - 1, step.head - 1,
-                                                                                 step.query - 1])
+        row = np.asarray(view_at(win.vm.result, win.vm.step, win.vm.kind).weights[step.layer - 1, step.head - 1, step.query - 1])
         want = (CORE_KIND[step.view], step.layer, step.head, step.query)
 
         def ready() -> bool:
             st = ip.step
             if ip.message.text().startswith("⚠"):
                 return True
-            return st is not None and (st.kind, st.layer, st.head, st.query) == want and \
-                ip.heatmap_row is not None and np.array_equal(ip.heatmap_row, row)
+            return (
+                st is not None
+                and (st.kind, st.layer, st.head, st.query) == want
+                and ip.heatmap_row is not None
+                and np.array_equal(ip.heatmap_row, row)
+            )
 
         yield ready
         if ip.step is None or ip.message.text().startswith("⚠"):
@@ -269,7 +274,7 @@ class LectureDriver(QtCore.QObject):
         if self.screen is not None and self.page is not None:
             self.screen.show(self.page)
 
-    def eventFilter(self, obj, ev) -> bool:  # noqa: N802 (Qt naming)
+    def eventFilter(self, obj, ev) -> bool:
         """Clicker keys: in Present mode → ← PgDn PgUp step the lecture and ↓ ↑ the decoder; in
         the main window PgDn PgUp step the lecture."""
         kind = ev.type()
@@ -297,6 +302,7 @@ class LectureDriver(QtCore.QObject):
                 c.set_position(c.position + (1 if key == keys.Key_Down else -1))
                 return True
         return False
+
 
 def open_lecture(win, lecture: Lecture, present: bool = True) -> LectureDriver:
     """Put ``lecture`` on ``win``: the lecture bar, the clicker keys, Present mode (``present``);

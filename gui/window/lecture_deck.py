@@ -92,15 +92,21 @@ class LectureSlide(QtWidgets.QWidget):
         self.sentence.setText(page.sentence)
         self.where.setText(" · ".join(x for x in (page.where, page.settings) if x))
         self.caption.setText(page.caption)
-        self.caption.setStyleSheet(self.caption.styleSheet().replace("#4a6fa5", "#b00020") if page.error else
-                                   self.caption.styleSheet().replace("#b00020", "#4a6fa5"))
+        self.caption.setStyleSheet(
+            self.caption.styleSheet().replace("#4a6fa5", "#b00020")
+            if page.error
+            else self.caption.styleSheet().replace("#b00020", "#4a6fa5")
+        )
         table = "\t" in page.note  # a table (the inside of a step) stands beside the map, lines go under it
         self.note.setText(note_html(page.note) if table else "")
         self.note.setVisible(table)
         self.note_below.setText("" if table else note_html(page.note))
         self.note_below.setVisible(bool(page.note) and not table)
-        self.footer.setText(f"Drawn: {page.drawn}" + (f" · model {model}" if model else "") +
-                            f" · lecture step {page.number} / {page.total} · Attention Studio")
+        self.footer.setText(
+            f"Drawn: {page.drawn}"
+            + (f" · model {model}" if model else "")
+            + f" · lecture step {page.number} / {page.total} · Attention Studio"
+        )
         spec = None if page.error or vm is None else enlarged_spec(vm, presenter=True)
         self.heatmap.set_scale(scale)
         self.heatmap.setVisible(spec is not None)
@@ -112,8 +118,9 @@ class LectureSlide(QtWidgets.QWidget):
             self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
         else:
             self.heatmap.set_colormap(self.cmap)
-            self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
-                                    spec.row_label, spec.col_label)
+            self.heatmap.set_matrix(
+                np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
+            )
 
     def image(self) -> QtGui.QImage:
         """The page as an image of exactly the slide's size."""
@@ -122,8 +129,9 @@ class LectureSlide(QtWidgets.QWidget):
             app.processEvents()
         image = self.grab().toImage()
         if image.size() != self.size():
-            image = image.scaled(self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio,
-                                 QtCore.Qt.TransformationMode.SmoothTransformation)
+            image = image.scaled(
+                self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio, QtCore.Qt.TransformationMode.SmoothTransformation
+            )
         return image
 
 
@@ -139,8 +147,9 @@ def wait_until(done, timeout_s: float, what: str) -> None:
         time.sleep(0.002)
 
 
-def render_deck(win, lecture: Lecture, out: Path | str, size: tuple[int, int] = DECK_SIZE,
-                timeout_s: float = 180.0, model: str = "") -> list[Path]:
+def render_deck(
+    win, lecture: Lecture, out: Path | str, size: tuple[int, int] = DECK_SIZE, timeout_s: float = 180.0, model: str = ""
+) -> list[Path]:
     """Run every step of ``lecture`` on ``win`` (its model loaded) and write ``step-01.png`` …
     (``size``), ``<lecture>.pdf`` (one page per step) and ``captions.md`` into ``out``; returns
     the files written. A step with problems becomes a page that shows them. Raises ValueError when
@@ -156,13 +165,18 @@ def render_deck(win, lecture: Lecture, out: Path | str, size: tuple[int, int] = 
     writer.setTitle(lecture.title)
     writer.setCreator("Attention Studio")
     writer.setResolution(96)
-    writer.setPageSize(QtGui.QPageSize(QtCore.QSizeF(size[0] * 0.75, size[1] * 0.75), QtGui.QPageSize.Unit.Point,
-                                       "slide"))
+    writer.setPageSize(QtGui.QPageSize(QtCore.QSizeF(size[0] * 0.75, size[1] * 0.75), QtGui.QPageSize.Unit.Point, "slide"))
     writer.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
     painter = QtGui.QPainter()
     written: list[Path] = []
-    markdown = [f"# {lecture.title}", "", f"{len(lecture.steps)} steps" + (f" on the model {model}" if model else "") +
-                f"; the PDF is [{pdf_path.name}]({pdf_path.name}).", ""]
+    markdown = [
+        f"# {lecture.title}",
+        "",
+        f"{len(lecture.steps)} steps"
+        + (f" on the model {model}" if model else "")
+        + f"; the PDF is [{pdf_path.name}]({pdf_path.name}).",
+        "",
+    ]
     try:
         for i in range(len(lecture.steps)):
             driver.go(i)
@@ -225,8 +239,10 @@ def run_from_command_line(app, win, lecture: Lecture, args) -> int:
         win.close()
     pngs = [f for f in files if f.suffix == ".png"]
     others = ", ".join(f.name for f in files if f.suffix != ".png")
-    print(f"saved {len(pngs)} pages to {args.deck}: {pngs[0].name} … {pngs[-1].name}, {others} "
-          f"({time.perf_counter() - t0:.1f} s)")
+    print(
+        f"saved {len(pngs)} pages to {args.deck}: {pngs[0].name} … {pngs[-1].name}, {others} ({time.perf_counter() - t0:.1f} s)"
+    )
     return 0
+
 
 __all__ = ["DECK_SIZE", "LectureSlide", "render_deck", "run_from_command_line", "wait_until"]

@@ -87,8 +87,12 @@ def save_state_dialog(win) -> Path | None:
         win.status.showMessage(str(exc), 5000)
         return None
     path, _ = QtWidgets.QFileDialog.getSaveFileName(
-        win, "Save state as lecture step (appended to the file)", str(start_dir() / "lecture.toml"),
-        "Lecture (*.toml)", options=QtWidgets.QFileDialog.Option.DontConfirmOverwrite)
+        win,
+        "Save state as lecture step (appended to the file)",
+        str(start_dir() / "lecture.toml"),
+        "Lecture (*.toml)",
+        options=QtWidgets.QFileDialog.Option.DontConfirmOverwrite,
+    )
     if not path:
         return None
     try:

@@ -25,8 +25,11 @@ def note_html(note: str, across: bool = False) -> str:
         html_rows = []
         for i, r in enumerate(table):
             tag = "th" if (i == 0 and not across) else "td"
-            cells = "".join(f"<{'th' if across and j == 0 else tag} align='{'left' if j == 0 else 'right'}'>"
-                            f"{html.escape(c)}</{'th' if across and j == 0 else tag}>" for j, c in enumerate(r))
+            cells = "".join(
+                f"<{'th' if across and j == 0 else tag} align='{'left' if j == 0 else 'right'}'>"
+                f"{html.escape(c)}</{'th' if across and j == 0 else tag}>"
+                for j, c in enumerate(r)
+            )
             html_rows.append(f"<tr>{cells}</tr>")
         out.append("<table cellspacing='0' cellpadding='5'>" + "".join(html_rows) + "</table>")
         rows.clear()
@@ -63,8 +66,7 @@ def _tables(note: str) -> list[str]:
     return runs
 
 
-def note_point_size(note: str, font: QtGui.QFont, width: float, height: float, largest: int,
-                    smallest: int = NOTE_MIN_PT) -> int:
+def note_point_size(note: str, font: QtGui.QFont, width: float, height: float, largest: int, smallest: int = NOTE_MIN_PT) -> int:
     """The largest point size from ``largest`` down to ``smallest`` at which ``note`` (as Present
     mode draws it: :func:`note_html` with ``across``) in ``font``'s family fits: every table no
     wider than ``width`` px unwrapped (numbers and tokens are never broken), and the whole note,
@@ -85,8 +87,7 @@ def note_point_size(note: str, font: QtGui.QFont, width: float, height: float, l
         sized.setPointSize(pt)
         for doc in docs:
             doc.setDefaultFont(sized)
-        return (all(doc.idealWidth() <= width for doc in docs[:-1])
-                and docs[-1].size().height() <= height)
+        return all(doc.idealWidth() <= width for doc in docs[:-1]) and docs[-1].size().height() <= height
 
     lo, hi = smallest, largest
     if fits(hi):

@@ -119,7 +119,7 @@ class LiveController(QtCore.QObject):
         if text.strip() or not inputs.auto_translate or not inputs.text.text().strip():
             return
         req = self.pending[1] if self.pending is not None else self.shown_request
-        if (req.reference if req is not None else self.vm.teacher_forced):
+        if req.reference if req is not None else self.vm.teacher_forced:
             self.win.translate()
 
     # ---------- the translation requests ----------
@@ -173,17 +173,25 @@ class LiveController(QtCore.QObject):
         finally:
             inputs.auto_translate = auto
             self.reference.causal_off.blockSignals(False)
-        edited = [name for name, a, b in (("Korean text", now.text, shown.text), ("reference", now.reference,
-                                          shown.reference), ("batch-with sentence", now.batch_with, shown.batch_with))
-                  if (a or "").strip() != (b or "").strip()]
+        edited = [
+            name
+            for name, a, b in (
+                ("Korean text", now.text, shown.text),
+                ("reference", now.reference, shown.reference),
+                ("batch-with sentence", now.batch_with, shown.batch_with),
+            )
+            if (a or "").strip() != (b or "").strip()
+        ]
         if not back and not edited:
             return None
         parts = ["translation cancelled; the result on screen stays"]
         if back:
             parts.append("its settings are back: " + ", ".join(back))
         if edited:
-            parts.append(f"the {' and the '.join(edited)} you edited {'is' if len(edited) == 1 else 'are'} not the "
-                         "result shown (Enter translates it)")
+            parts.append(
+                f"the {' and the '.join(edited)} you edited {'is' if len(edited) == 1 else 'are'} not the "
+                "result shown (Enter translates it)"
+            )
         return "; ".join(parts), 0 if edited else 10000
 
     def set_causal(self, on: bool) -> None:

@@ -62,10 +62,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self.outer_layout.insertWidget(1, self.live.bar)
         self.style_ = Style(self.cmap, self.font())
         self.ctx = PanelContext(
-            vm=self.vm, worker=self.worker, style=self.style_, tabs=self.live.tabs, map_tabs=self.map_tabs,
-            request=self.current_request, set_busy=self.inputs.set_busy,
+            vm=self.vm,
+            worker=self.worker,
+            style=self.style_,
+            tabs=self.live.tabs,
+            map_tabs=self.map_tabs,
+            request=self.current_request,
+            set_busy=self.inputs.set_busy,
             status=lambda text, ms=0: self.status.showMessage(text, ms),
-            select=self.select, select_derived=self.select_derived, map_row_clicked=self.heatmap.row_clicked)
+            select=self.select,
+            select_derived=self.select_derived,
+            map_row_clicked=self.heatmap.row_clicked,
+        )
         self.heatmap.row_clicked.connect(self._remember_map_row)  # for a tab built after the click
         self.slots = PanelSlots(self.ctx, registry.TAB_PANELS, self.live.tabs, self._panel_built)
         self.apply_font()
@@ -75,8 +83,9 @@ class MainWindow(QtWidgets.QMainWindow):
         shown (:mod:`gui.window.panel_slots`). Raises KeyError if none is registered."""
         return self.slots.get(name)
 
-    panels = property(lambda self: self.slots.built(),
-                      doc="the panels built so far, in tab order (one never shown has nothing to update)")
+    panels = property(
+        lambda self: self.slots.built(), doc="the panels built so far, in tab order (one never shown has nothing to update)"
+    )
 
     def _remember_map_row(self, row: int) -> None:
         self.ctx.extras["map_row"] = row  # 0-based row of the enlarged map last clicked
@@ -153,8 +162,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.load_bar.setVisible(False)
         self.checkpoint_path = str(ckpt.path)
         c = ckpt.config
-        self.model_info = (f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
-                           f"d_model {c.d_model} on {ckpt.device.type.upper()}")
+        self.model_info = (
+            f"model {ckpt.name}: {c.n_encoder_layers}+{c.n_decoder_layers} layers × {c.n_heads} heads, "
+            f"d_model {c.d_model} on {ckpt.device.type.upper()}"
+        )
         self.precision = ckpt.precision
         if ckpt.precision != "fp32":
             self.model_info += f", {ckpt.precision} (maps are what this precision computed)"
@@ -180,8 +191,12 @@ class MainWindow(QtWidgets.QMainWindow):
         its first result (building a 6 × 8 grid takes hundreds of ms; filling it, a few): one
         layout per event-loop turn, and none while a translation is being computed (the GUI
         thread stays free for it; a result lays out what it needs itself)."""
-        if not kinds or self.live.pending is not None or self.worker.checkpoint is None \
-                or self.worker.checkpoint.config is not config:
+        if (
+            not kinds
+            or self.live.pending is not None
+            or self.worker.checkpoint is None
+            or self.worker.checkpoint.config is not config
+        ):
             return
         kind = kinds[0]
         n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
@@ -205,15 +220,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.device.setCurrentIndex(0 if ck is None or ck.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)
         self.status.showMessage(f"could not open checkpoint; still using {self.model_info}")
-        QtWidgets.QMessageBox.critical(self, "Could not open checkpoint",
-                                       f"{reason}\n\nThe previous model stays loaded.")
+        QtWidgets.QMessageBox.critical(self, "Could not open checkpoint", f"{reason}\n\nThe previous model stays loaded.")
 
     def current_request(self) -> TranslateRequest:
         ref = self.inputs.reference.text().strip() or None
         pad = self.inputs.pad_to.value() or None
-        return TranslateRequest(self.inputs.text.text(), self.inputs.strategy(), pad, ref,
-                                batch_with=self.live.bar.batch_with.text().strip() or None,
-                                show_full=self.vm.show_full, causal=self.live.causal)
+        return TranslateRequest(
+            self.inputs.text.text(),
+            self.inputs.strategy(),
+            pad,
+            ref,
+            batch_with=self.live.bar.batch_with.text().strip() or None,
+            show_full=self.vm.show_full,
+            causal=self.live.causal,
+        )
 
     def translate(self) -> int:
         job = self.worker.jobs.start(TRANSLATE)  # supersedes older requests, running or waiting
@@ -317,8 +337,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
         # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
         source = r.maps.encoder_self if self.kind == "encoder" else r.maps
-        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.vm.selected, self.vm.derived,
-                 id(self.cmap))
+        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.vm.selected, self.vm.derived, id(self.cmap))
         if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
             return
         self._drawn = drawn
@@ -328,8 +347,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if spec.mask_picture:
             self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
         else:
-            self.heatmap.set_matrix(spec.matrix, spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
-                                    spec.row_label, spec.col_label)
+            self.heatmap.set_matrix(
+                spec.matrix, spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
+            )
 
     # ---------- presenter comfort and export ----------
     def apply_font(self) -> None:
@@ -343,8 +363,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for w in (self.heatmap, self.topk, self.masks):
             w.set_font(font)
         self.grid.set_font(font)
-        apply_minimums({"heatmap": self.heatmap, "grid": self.grid, "topk": self.topk, "masks": self.masks},
-                       font, self.split)
+        apply_minimums({"heatmap": self.heatmap, "grid": self.grid, "topk": self.topk, "masks": self.masks}, font, self.split)
         self._drawn = None
         self.redraw()
         self.style_.update(font=font)
@@ -379,14 +398,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.heatmap.set_colormap(cmap)
         self.grid.set_colormap(cmap)
 
-    def showEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+    def showEvent(self, event) -> None:
         """The first time the window is shown: fit the docks to its size."""
         super().showEvent(event)
         if not getattr(self, "docks_arranged", False):
             self.docks_arranged = True
             window_layout.arrange_docks(self, self.width(), self.height())
 
-    def closeEvent(self, event) -> None:  # noqa: N802 (Qt naming)
+    def closeEvent(self, event) -> None:
         self.worker.shutdown()  # drops queued requests and loads; a running search stops at its next step
         self.thread.stop()  # only a checkpoint load already running cannot be interrupted
         for panel in self.panels:  # e.g. the Ablate heads / Compare thread (its runs were dropped above)

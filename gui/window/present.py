@@ -96,8 +96,9 @@ class PresentWindow(QtWidgets.QWidget):
             return
         self.heatmap.set_colormap(self.win.cmap)
         self.caption.setText(f"{sentence}   (step {vm.step})")
-        self.heatmap.set_matrix(np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title,
-                                spec.row_label, spec.col_label)
+        self.heatmap.set_matrix(
+            np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
+        )
 
     def _cycle(self, what: str, delta: int) -> None:
         win, vm = self.win, self.win.vm
@@ -130,7 +131,7 @@ class PresentWindow(QtWidgets.QWidget):
         else:
             win.select(layer, (head + delta) % n_heads)
 
-    def keyPressEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def keyPressEvent(self, ev) -> None:
         key, back = ev.key(), -1 if ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier else 1
         keys = QtCore.Qt.Key
         if key in (keys.Key_Escape, keys.Key_F11):
@@ -144,7 +145,11 @@ class PresentWindow(QtWidgets.QWidget):
         elif key == keys.Key_M:
             self._cycle("mean", back)
         elif ev.modifiers() & QtCore.Qt.KeyboardModifier.ControlModifier and key in (
-                keys.Key_Plus, keys.Key_Equal, keys.Key_Minus, keys.Key_0):
+            keys.Key_Plus,
+            keys.Key_Equal,
+            keys.Key_Minus,
+            keys.Key_0,
+        ):
             if key == keys.Key_0:
                 self.win.reset_font()
             else:
@@ -156,7 +161,7 @@ class PresentWindow(QtWidgets.QWidget):
             super().keyPressEvent(ev)
         self.refresh()
 
-    def closeEvent(self, ev) -> None:  # noqa: N802 (Qt naming)
+    def closeEvent(self, ev) -> None:
         self.win.vm.unsubscribe(self.refresh)
         self.win.style_.changed.disconnect(self._style_changed)
         super().closeEvent(ev)

@@ -19,8 +19,7 @@ def refit_with_frame(win, size: tuple[int, int]) -> None:
     """Once the window is shown and a window manager has framed it, shrink it again so that the
     frame fits too (before it is shown the frame is unknown; without a window manager it is 0)."""
     screen = win.screen()
-    frame = (win.frameGeometry().width() - win.geometry().width(),
-             win.frameGeometry().height() - win.geometry().height())
+    frame = (win.frameGeometry().width() - win.geometry().width(), win.frameGeometry().height() - win.geometry().height())
     fitted = fit_to_screen(size, screen, frame)
     if fitted != (win.width(), win.height()):
         win.resize(*fitted)

@@ -91,14 +91,21 @@ def export_dialog(win, what: str, fmt: str = "png") -> Path | None:
         return None
     ext = "npz" if what == "npz" else fmt
     name = {"map": "attention-map", "grid": grid_header(win.vm).stem, "npz": "attention"}[what] + f".{ext}"
-    path, _ = QtWidgets.QFileDialog.getSaveFileName(win, f"Export {WHAT.get(what, 'tensors')}",
-                                                    str(start_dir() / name), f"*.{ext}")
+    path, _ = QtWidgets.QFileDialog.getSaveFileName(
+        win, f"Export {WHAT.get(what, 'tensors')}", str(start_dir() / name), f"*.{ext}"
+    )
     if not path:
         return None
     try:
         if what == "npz":
-            out = export_npz(path, win.result, win.controls.position, win.kind, win.selected,
-                             {name: array for panel in win.panels for name, array in panel.npz_extra().items()})
+            out = export_npz(
+                path,
+                win.result,
+                win.controls.position,
+                win.kind,
+                win.selected,
+                {name: array for panel in win.panels for name, array in panel.npz_extra().items()},
+            )
             win.status.showMessage(f"saved {out}: every view's weights and masks at step {win.controls.position}", 8000)
         else:
             note = " (vector, text as outlines)" if fmt == "svg" else ""

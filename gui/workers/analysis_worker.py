@@ -125,8 +125,7 @@ class AnalysisWorker(QtCore.QObject):
         if not path.strip():
             raise InputError("choose checkpoint B (a checkpoint directory) first")
         p = Path(path).expanduser()
-        if self.second is not None and self.second.path.resolve() == p.resolve() \
-                and self.second.device.type == device:
+        if self.second is not None and self.second.path.resolve() == p.resolve() and self.second.device.type == device:
             return self.second
         stopped = []
 
@@ -166,7 +165,7 @@ class AnalysisWorker(QtCore.QObject):
             self.cancelled.emit(request_id, panel)
         except (StudioError, ValueError) as exc:
             self.failed.emit(request_id, panel, str(exc))
-        except Exception as exc:  # noqa: BLE001 - report, keep the app alive
+        except Exception as exc:
             self.failed.emit(request_id, panel, f"unexpected error: {type(exc).__name__}: {exc}")
         else:
             done.emit(request_id, out, (time.perf_counter() - t0) * 1000.0)
@@ -177,8 +176,9 @@ class AnalysisWorker(QtCore.QObject):
             ckpt = self._model()
             text = self._text(req.text)
             heads = parse_heads(req.heads)
-            return ablation_report(self.ablation_model(ckpt), text, heads, req.kind, beam=req.beam, pad_to=req.pad_to,
-                                   should_stop=should_stop)
+            return ablation_report(
+                self.ablation_model(ckpt), text, heads, req.kind, beam=req.beam, pad_to=req.pad_to, should_stop=should_stop
+            )
 
         self._run(request_id, "ablate", work, self.ablated)
 

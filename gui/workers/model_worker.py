@@ -98,7 +98,7 @@ class ModelWorker(QtCore.QObject):
             ckpt = load_checkpoint(path, device=device, progress=self.load_progress.emit, precision=precision)
         except (StudioError, ValueError, OSError) as exc:
             self.load_failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - never let a bad file kill the app
+        except Exception as exc:
             self.load_failed.emit(f"{path}: unexpected error: {type(exc).__name__}: {exc}")
         else:
             self.checkpoint = ckpt
@@ -141,7 +141,7 @@ class ModelWorker(QtCore.QObject):
             value = fn(self.checkpoint)
         except (StudioError, ValueError) as exc:
             self.compute_failed.emit(queue, job, str(exc))
-        except Exception as exc:  # noqa: BLE001 - report, keep the app alive
+        except Exception as exc:
             self.compute_failed.emit(queue, job, f"unexpected error: {type(exc).__name__}: {exc}")
         else:
             self.computed.emit(queue, job, value)
@@ -160,7 +160,7 @@ class ModelWorker(QtCore.QObject):
             self.cancelled.emit(request_id)
         except (StudioError, ValueError) as exc:
             self.failed.emit(request_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - report, keep the app alive
+        except Exception as exc:
             self.failed.emit(request_id, f"unexpected error: {type(exc).__name__}: {exc}")
         else:
             self.translated.emit(request_id, result, (time.perf_counter() - t0) * 1000.0)

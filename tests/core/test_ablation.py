@@ -20,7 +20,7 @@ def zeroed_copy(model, spec):
         mha = blk.cross_attn if kind == "cross" else blk.self_attn
         d = mha.d_head
         with torch.no_grad():
-            mha.w_o.weight[:, head * d:(head + 1) * d] = 0.0  # nn.Linear stores W^O transposed
+            mha.w_o.weight[:, head * d : (head + 1) * d] = 0.0  # nn.Linear stores W^O transposed
     return m
 
 

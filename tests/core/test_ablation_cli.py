@@ -35,8 +35,7 @@ def sequence_logprob(model, src_ids, out_ids, start_id):
 @pytest.mark.parametrize("kind, heads", [("cross", [(1, 1), (2, 3)]), ("enc", [(2, 4)]), ("dec", [(1, 2), (2, 2)])])
 def test_cli_ablate_json_equals_zeroed_checkpoint(ck, tiny_checkpoint, capsys, kind, heads):
     spec = ",".join(f"{la}:{h}" for la, h in heads)
-    assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--ablate", spec, "--ablate-kind", kind,
-                "--json"]) == 0
+    assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--ablate", spec, "--ablate-kind", kind, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["ablation"] == {"kind": kind, "heads": [list(p) for p in heads], "spec": spec}
     zck = copy.copy(ck)
@@ -68,12 +67,14 @@ def test_cli_ablate_text_output_and_errors(tiny_checkpoint, capsys, ck):
     out = capsys.readouterr()
     assert out.err.count("unablated:") == 1 and "ablated cross 1:1:" in out.err
     assert out.out.strip() == out.err.split("ablated cross 1:1: ")[1].split("  (log P")[0]
-    for args, msg in ((["--ablate", "3:1"], "layer 3 out of range 1..2"),
-                      (["--ablate", "1:5", "--ablate-kind", "dec"], "head 5 out of range 1..4"),
-                      (["--ablate", "0:1"], "1-based"),
-                      (["--ablate", "2-3"], "not layer:head"),
-                      (["--ablate-kind", "dec"], "--ablate-kind needs --ablate"),
-                      (["--ablate", "1:1", "--batch-with", "외로워."], "not with --batch-with")):
+    for args, msg in (
+        (["--ablate", "3:1"], "layer 3 out of range 1..2"),
+        (["--ablate", "1:5", "--ablate-kind", "dec"], "head 5 out of range 1..4"),
+        (["--ablate", "0:1"], "1-based"),
+        (["--ablate", "2-3"], "not layer:head"),
+        (["--ablate-kind", "dec"], "--ablate-kind needs --ablate"),
+        (["--ablate", "1:1", "--batch-with", "외로워."], "not with --batch-with"),
+    ):
         assert cli(base + args) == 2, args
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and msg in err and "\n" not in err, err

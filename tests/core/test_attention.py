@@ -61,8 +61,14 @@ def reference_logits(ours, ref, src, tgt):
     src_kpm, tgt_kpm = key_padding_mask(src, 0), key_padding_mask(tgt, 0)
     x_src = ours.src_pos(ours.src_embed(src) * math.sqrt(d))
     x_tgt = ours.tgt_pos(ours.tgt_embed(tgt) * math.sqrt(d))
-    h = ref(x_src, x_tgt, tgt_mask=causal_mask(tgt.size(1)), src_key_padding_mask=src_kpm,
-            tgt_key_padding_mask=tgt_kpm, memory_key_padding_mask=src_kpm)
+    h = ref(
+        x_src,
+        x_tgt,
+        tgt_mask=causal_mask(tgt.size(1)),
+        src_key_padding_mask=src_kpm,
+        tgt_key_padding_mask=tgt_kpm,
+        memory_key_padding_mask=src_kpm,
+    )
     return ours.generator(h)
 
 
@@ -70,8 +76,9 @@ def test_decoder_output_matches_torch_nn_transformer_on_padded_batch():
     cfg = tiny_config()
     torch.manual_seed(0)
     ours = Transformer(cfg).train()  # dropout is 0; train mode keeps torch off its nested fast path
-    ref = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.d_ff,
-                         dropout=0.0, batch_first=True)
+    ref = nn.Transformer(
+        cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.d_ff, dropout=0.0, batch_first=True
+    )
     ref.encoder.norm = None  # the paper's post-LN stack has no extra final LayerNorm
     ref.decoder.norm = None
     copy_into_torch(ours, ref)

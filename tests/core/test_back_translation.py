@@ -39,13 +39,16 @@ def test_docstring_sentences_keep_prose_and_topic(tmp_path, monkeypatch):
     (pkg / "__init__.py").write_text('"""The encoder reads every token of the sentence. Short one."""\n')
     (pkg / "mod.py").write_text(
         'def f():\n    """Each attention head looks at the keys of the sequence.\n\n'
-        '    >>> f(x=1)  # code is skipped\n\n    The weather report comes out every morning at six.\n    """\n')
+        '    >>> f(x=1)  # code is skipped\n\n    The weather report comes out every morning at six.\n    """\n'
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("fakepkg_bt", None)
     every = docstring_sentences("fakepkg_bt")
-    assert every == ["The encoder reads every token of the sentence.",
-                     "Each attention head looks at the keys of the sequence.",
-                     "The weather report comes out every morning at six."]
+    assert every == [
+        "The encoder reads every token of the sentence.",
+        "Each attention head looks at the keys of the sequence.",
+        "The weather report comes out every morning at six.",
+    ]
     assert docstring_sentences("fakepkg_bt", topic=("attention", "encoder")) == every[:2]
     with pytest.raises(ModuleNotFoundError):
         docstring_sentences("no_such_package_here_bt")
@@ -59,27 +62,33 @@ def test_english_lines_reads_every_reference_of_a_fixture(tmp_path):
 
 def test_drop_overlaps_removes_exact_and_near_duplicates_and_keeps_the_rest():
     refs = ["The cat drinks water every morning.", "Attention weights sum to one over the keys."]
-    lines = ["the cat drinks water every morning",  # exact after normalisation
-             "The cat drinks water every evening.",  # near duplicate
-             "A dog sleeps under the table.",
-             "Attention weights sum to one over the keys!"]
+    lines = [
+        "the cat drinks water every morning",  # exact after normalisation
+        "The cat drinks water every evening.",  # near duplicate
+        "A dog sleeps under the table.",
+        "Attention weights sum to one over the keys!",
+    ]
     kept, dropped = drop_overlaps(lines, refs, threshold=0.6)
     assert kept == ["A dog sleeps under the table."] and dropped == 3
     # brute force over every pair agrees with the prefix-filtered search
     from core.evaluation.overlap import trigrams
+
     brute = [x for x in lines if all(len(trigrams(x) & trigrams(r)) / len(trigrams(x) | trigrams(r)) < 0.6 for r in refs)]
     assert brute == kept
 
 
-@pytest.mark.parametrize("ko,en,kept", [
-    ("고양이가 물을 마셔요.", "The cat drinks water.", True),
-    ("The cat drinks water.", "The cat drinks water.", False),  # no Hangul: a copy, not a translation
-    ("고양이 고양이 고양이", "cats and cats", False),  # a decoding loop: a word three times
-    ("직원원원들은 버터를 썼다.", "The staff used butter.", False),  # a syllable three times
-    ("정말 정말 좋아요.", "I really, really like it.", True),  # twice is language, not a loop
-    ("가", "The cat drinks water every single morning before work.", False),  # far too short
-    ("", "Hello.", False),
-])
+@pytest.mark.parametrize(
+    "ko,en,kept",
+    [
+        ("고양이가 물을 마셔요.", "The cat drinks water.", True),
+        ("The cat drinks water.", "The cat drinks water.", False),  # no Hangul: a copy, not a translation
+        ("고양이 고양이 고양이", "cats and cats", False),  # a decoding loop: a word three times
+        ("직원원원들은 버터를 썼다.", "The staff used butter.", False),  # a syllable three times
+        ("정말 정말 좋아요.", "I really, really like it.", True),  # twice is language, not a loop
+        ("가", "The cat drinks water every single morning before work.", False),  # far too short
+        ("", "Hello.", False),
+    ],
+)
 def test_keep_pair(ko, en, kept):
     assert bt.keep_pair(ko, en) is kept
 
@@ -116,9 +125,11 @@ def test_back_translate_resumes_after_a_crash_with_the_same_output(tmp_path, tin
 
 def test_sentence_case_adds_a_stop_only_to_clauses(tmp_path):
     (tmp_path / "verb.exc").write_text("ran run\n", encoding="latin-1")
-    (tmp_path / "index.verb").write_text("  1 licence line\ntickle v 1 1 @ 1 0 01\nfoot v 1 1 @ 1 0 02\nbreak_down v 1 0\n",
-                                         encoding="latin-1")
+    (tmp_path / "index.verb").write_text(
+        "  1 licence line\ntickle v 1 1 @ 1 0 01\nfoot v 1 1 @ 1 0 02\nbreak_down v 1 0\n", encoding="latin-1"
+    )
     from core.training.monolingual import sentence_case, wordnet_past_forms
+
     past = wordnet_past_forms(tmp_path)
     assert past == {"ran", "tickled", "footed"}
     assert sentence_case("the grass tickled her calves", past) == "The grass tickled her calves."

@@ -28,7 +28,13 @@ def test_round_trip_gives_identical_logits(tiny_checkpoint, tmp_path):
     assert torch.equal(logits_of(a), logits_of(b))
     assert b.model.generator.weight is b.model.tgt_embed.weight  # tying survives the round trip
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "config.json", "manifest.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json"]
+        "README.md",
+        "config.json",
+        "manifest.json",
+        "model.safetensors",
+        "tokenizer_src.json",
+        "tokenizer_tgt.json",
+    ]
 
 
 def test_gpu_saved_weights_load_on_cpu(tiny_checkpoint, tmp_path, monkeypatch):
@@ -67,15 +73,27 @@ class Evil:
 
 BAD_CHECKPOINTS = [
     ("missing weights", lambda d: (d / "model.safetensors").unlink(), "model.safetensors: missing"),
-    ("truncated", lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:500]),
-     "model.safetensors: not a readable safetensors"),
-    ("random bytes", lambda d: (d / "model.safetensors").write_bytes(bytes(range(256)) * 40),
-     "model.safetensors: not a readable safetensors"),
+    (
+        "truncated",
+        lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:500]),
+        "model.safetensors: not a readable safetensors",
+    ),
+    (
+        "random bytes",
+        lambda d: (d / "model.safetensors").write_bytes(bytes(range(256)) * 40),
+        "model.safetensors: not a readable safetensors",
+    ),
     ("bad json", lambda d: (d / "config.json").write_text("{d_model: 32"), "config.json: invalid JSON"),
-    ("wrong type", lambda d: (d / "config.json").write_text(
-        json.dumps({**json.loads((d / "config.json").read_text()), "d_model": "big"})), "d_model must be int"),
-    ("shape mismatch", lambda d: (d / "config.json").write_text(
-        json.dumps({**json.loads((d / "config.json").read_text()), "d_ff": 48})), "has shape"),
+    (
+        "wrong type",
+        lambda d: (d / "config.json").write_text(json.dumps({**json.loads((d / "config.json").read_text()), "d_model": "big"})),
+        "d_model must be int",
+    ),
+    (
+        "shape mismatch",
+        lambda d: (d / "config.json").write_text(json.dumps({**json.loads((d / "config.json").read_text()), "d_ff": 48})),
+        "has shape",
+    ),
     ("stray pickle", lambda d: (d / "model.pt").write_bytes(pickle.dumps(Evil())), "pickle-style file"),
     ("vocab mismatch", lambda d: shutil.copy(d / "tokenizer_src.json", d / "tokenizer_tgt.json"), "vocabulary has"),
     ("missing tokenizer", lambda d: (d / "tokenizer_src.json").unlink(), "tokenizer_src.json: missing"),
@@ -84,15 +102,23 @@ BAD_CHECKPOINTS = [
     ("max_len 1e9", lambda d: set_config(d, max_len=10**9), "max_len 1,000,000,000 is larger than"),
     ("d_model 2e9", lambda d: set_config(d, d_model=2 * 10**9), "d_model 2,000,000,000 is larger than"),
     ("1e6 encoder layers", lambda d: set_config(d, n_encoder_layers=10**6), "n_encoder_layers 1,000,000 is larger"),
-    ("more than the memory", lambda d: set_config(d, d_model=16384, n_heads=16, d_ff=131072, n_encoder_layers=250,
-                                                   n_decoder_layers=250), "more than half of this machine's"),
+    (
+        "more than the memory",
+        lambda d: set_config(d, d_model=16384, n_heads=16, d_ff=131072, n_encoder_layers=250, n_decoder_layers=250),
+        "more than half of this machine's",
+    ),
     ("deep json", lambda d: (d / "config.json").write_text("[" * 200_000 + "]" * 200_000), "nested too deeply"),
-    ("tokenizer of the wrong kind", lambda d: (d / "tokenizer_tgt.json").write_text('{"model": {"type": "nope"}}'),
-     "tokenizer_tgt.json: not a valid tokenizer"),
-    ("huge tensor header", lambda d: (d / "model.safetensors").write_bytes(huge_header()),
-     "model.safetensors: not a readable safetensors"),
-    ("symlink loop", lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to(d / "config.json")),
-     "config.json"),
+    (
+        "tokenizer of the wrong kind",
+        lambda d: (d / "tokenizer_tgt.json").write_text('{"model": {"type": "nope"}}'),
+        "tokenizer_tgt.json: not a valid tokenizer",
+    ),
+    (
+        "huge tensor header",
+        lambda d: (d / "model.safetensors").write_bytes(huge_header()),
+        "model.safetensors: not a readable safetensors",
+    ),
+    ("symlink loop", lambda d: ((d / "config.json").unlink(), (d / "config.json").symlink_to(d / "config.json")), "config.json"),
 ]
 
 
@@ -175,6 +201,7 @@ def test_special_token_ids_are_fixed(tiny_tokenizers):
 def test_an_exception_from_progress_propagates_unchanged(tiny_checkpoint):
     """A caller cancels a load by raising from its progress callback: that exception comes back,
     not a CheckpointError calling the file unreadable (an empty message used to raise IndexError)."""
+
     class Stop(Exception):
         pass
 

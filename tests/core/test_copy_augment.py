@@ -16,17 +16,20 @@ from core.training.copy_augment import (
 )
 
 
-@pytest.mark.parametrize("s, shape", [
-    ("2003", r"\d{3,5}"),
-    ("15,000", r"\d{2},\d{3}"),
-    ("3:30", r"\d:\d{2}"),
-    ("010-1234-5678", r"0\d{2}-\d{4}-\d{4}"),
-    ("36.5", r"\d{2}\.\d"),
-    ("minsu@example.com", r"[a-z]+\d+@[a-z]+\.[a-z]+"),
-    ("https://github.com", r"https://www\.[a-z]+\d?\.[a-z]+"),
-    ("report.pdf", r"[a-z]+\.[a-z]+"),
-    ("abc123", r"[a-z]+\d+"),
-])
+@pytest.mark.parametrize(
+    "s, shape",
+    [
+        ("2003", r"\d{3,5}"),
+        ("15,000", r"\d{2},\d{3}"),
+        ("3:30", r"\d:\d{2}"),
+        ("010-1234-5678", r"0\d{2}-\d{4}-\d{4}"),
+        ("36.5", r"\d{2}\.\d"),
+        ("minsu@example.com", r"[a-z]+\d+@[a-z]+\.[a-z]+"),
+        ("https://github.com", r"https://www\.[a-z]+\d?\.[a-z]+"),
+        ("report.pdf", r"[a-z]+\.[a-z]+"),
+        ("abc123", r"[a-z]+\d+"),
+    ],
+)
 def test_replacement_keeps_the_shape(s, shape):
     rng = random.Random(3)
     outs = {replacement(s, rng) for _ in range(20)}
@@ -162,9 +165,26 @@ def test_same_seed_same_output_whatever_the_hash_seed(tmp_path):
     for hash_seed in ("1", "2", "3"):
         out = tmp_path / f"o{hash_seed}"
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        subprocess.run([sys.executable, "-m", "core.training.copy_augment", "--out", str(out), "--variants", "4",
-                        "--cross", "0.5", "--rich", "--seed", "7", str(tmp_path / "c")], check=True, env=env,
-                       capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "core.training.copy_augment",
+                "--out",
+                str(out),
+                "--variants",
+                "4",
+                "--cross",
+                "0.5",
+                "--rich",
+                "--seed",
+                "7",
+                str(tmp_path / "c"),
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         outs.append((out.with_suffix(".ko").read_text(encoding="utf-8"), out.with_suffix(".en").read_text(encoding="utf-8")))
     assert outs[0][0].count("\n") >= 4
     assert outs[0] == outs[1] == outs[2]

@@ -31,20 +31,31 @@ print(json.dumps({"names": names, "failed": failed, "gui": gui}))
 
 
 def test_no_core_module_imports_qt_or_pyqtgraph():
-    out = subprocess.run([sys.executable, "-c", IMPORT_ALL], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={"PATH": "", "QT_QPA_PLATFORM": "offscreen"})
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "", "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert {"core.transformer.attention", "core.decoding.beam", "core.training.train", "core.__main__"} <= \
-        set(report["names"])
+    assert {"core.transformer.attention", "core.decoding.beam", "core.training.train", "core.__main__"} <= set(report["names"])
     assert report["failed"] == {}
     assert report["gui"] == [], f"core pulled in {report['gui']}"
 
 
 def test_the_check_sees_a_qt_import():
     probe = IMPORT_ALL.replace("import core\n", "import core\nimport pyqtgraph\n")
-    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                         env={"PATH": "", "QT_QPA_PLATFORM": "offscreen"})
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "", "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert "pyqtgraph" in json.loads(out.stdout.strip().splitlines()[-1])["gui"]
 
 

@@ -184,8 +184,8 @@ def test_beam_finds_a_better_sequence_than_greedy_and_stops(ck):
         if t == 0:
             return {b: 0.5, a: 0.45}  # greedy takes b ...
         if prev == a:
-            return {eos: 0.99}        # ... but a, EOS has probability 0.4455
-        return {eos: 0.45, 12: 0.3}   # b, EOS only 0.225
+            return {eos: 0.99}  # ... but a, EOS has probability 0.4455
+        return {eos: 0.45, 12: 0.3}  # b, EOS only 0.225
 
     model = Scripted(ck.model, script)
     greedy = DecodeSession(model, ck.src_tokenizer, ck.tgt_tokenizer, SENTENCES[0])

@@ -109,8 +109,7 @@ def test_greedy_strategy_with_a_prefix_gives_the_same_tokens(ck):
     r = translate(ck, SENTENCES[0], beam=DecodingStrategy.greedy(), prefix=prefix)
     assert [s.token_id for s in r.steps] == old_greedy_ids(ck, SENTENCES[0], ids)
     assert [s.forced for s in r.steps[: len(ids)]] == [True] * len(ids)
-    assert [s.token_id for s in translate(ck, SENTENCES[0], beam=1, prefix=prefix).steps] == \
-        [s.token_id for s in r.steps]
+    assert [s.token_id for s in translate(ck, SENTENCES[0], beam=1, prefix=prefix).steps] == [s.token_id for s in r.steps]
 
 
 @pytest.mark.parametrize("k", [2, 3])

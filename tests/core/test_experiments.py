@@ -72,9 +72,12 @@ def test_beam_continues_from_forced_prefix(ck):
     hyps = beam_search(ck.model, ck.src_tokenizer, TEXT, beam=3, session=s, prefix=ids)
     assert all(h.ids[: len(ids)] == ids for h in hyps)
     trace = r.to_json()["beam_trace"]
-    assert len(trace) == len(r.beam_trace) > 0 and all(row["tokens"][: len(ids)] == ck.tgt_tokenizer.ids_to_tokens(ids)
-                                                        for rows in trace[len(ids) - 1:] for row in rows
-                                                        if len(row["tokens"]) >= len(ids))
+    assert len(trace) == len(r.beam_trace) > 0 and all(
+        row["tokens"][: len(ids)] == ck.tgt_tokenizer.ids_to_tokens(ids)
+        for rows in trace[len(ids) - 1 :]
+        for row in rows
+        if len(row["tokens"]) >= len(ids)
+    )
 
 
 def manual_nll(ck, text, reference, causal):
@@ -105,8 +108,9 @@ def test_teacher_forced_loss_and_causal_off_equal_manual_passes(ck):
     assert abs(on.loss - off.loss) > 1e-4
     assert on.perplexity == pytest.approx(math.exp(on.loss))
     assert on.causal and not off.causal
-    assert not off.maps.causal_mask.any() and on.maps.causal_mask.equal(torch.ones(len(on.steps), len(on.steps),
-                                                                                   dtype=torch.bool).triu(1))
+    assert not off.maps.causal_mask.any() and on.maps.causal_mask.equal(
+        torch.ones(len(on.steps), len(on.steps), dtype=torch.bool).triu(1)
+    )
     # without the mask the decoder attends to later positions: weight above the diagonal
     upper = torch.ones_like(on.maps.causal_mask).triu(1)
     assert float(off.maps.decoder_self[:, :, upper].sum()) > 0 and float(on.maps.decoder_self[:, :, upper].sum()) == 0
@@ -125,8 +129,9 @@ def test_reference_steps_give_probability_outside_top_k_argmax_and_running_loss(
     outside = 0
     for k, (st, t) in enumerate(zip(r.steps, targets)):
         assert st.logprob == pytest.approx(float(tf_logp[k, t]), abs=1e-5)
-        assert st.argmax == (ck.tgt_tokenizer.id_to_token(int(tf_logp[k].argmax())) if int(tf_logp[k].argmax()) != c.eos_id
-                             else "[EOS]")
+        assert st.argmax == (
+            ck.tgt_tokenizer.id_to_token(int(tf_logp[k].argmax())) if int(tf_logp[k].argmax()) != c.eos_id else "[EOS]"
+        )
         assert st.running_loss == pytest.approx(float(-tf_logp[torch.arange(k + 1), targets[: k + 1]].mean()), abs=1e-5)
         outside += st.top_k[0][0] != ck.tgt_tokenizer.id_to_token(t)
     assert outside > 0  # a random model: some reference tokens are outside the top-1
@@ -210,10 +215,22 @@ def test_cli_experiment_options(ck, tiny_checkpoint, capsys):
     assert err.startswith("error:") and "--reference" in err and "\n" not in err
     assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--batch-with", "외로워.", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert [b["translation"] for b in d["batch"]] == [translate(ck, TEXT).translation,
-                                                      translate(ck, "외로워.").translation]
-    assert cli(["translate", TEXT, "--checkpoint", str(tiny_checkpoint), "--reference", "Is anybody home?",
-                "--no-causal-mask", "--json"]) == 0
+    assert [b["translation"] for b in d["batch"]] == [translate(ck, TEXT).translation, translate(ck, "외로워.").translation]
+    assert (
+        cli(
+            [
+                "translate",
+                TEXT,
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--reference",
+                "Is anybody home?",
+                "--no-causal-mask",
+                "--json",
+            ]
+        )
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert d["causal"] is False and d["loss"] > 0 and all("ref_logprob" in s and "argmax" in s for s in d["steps"])
     prefix = ck.tgt_tokenizer.decode(prefix_of(ck))
@@ -239,7 +256,7 @@ def test_reference_line_is_the_argmax_per_reference_position(tiny_checkpoint, ca
     tgt_in = torch.tensor([[c.start_id] + tgt_tok.encode(reference).ids])
     with torch.no_grad():
         argmax = ck.model(src, tgt_in)[0].argmax(-1).tolist()  # [T]: one per reference position
-    ids = argmax[:argmax.index(c.eos_id)] if c.eos_id in argmax else argmax
+    ids = argmax[: argmax.index(c.eos_id)] if c.eos_id in argmax else argmax
     assert printed == tgt_tok.decode(ids) + "\n"
     doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     assert "model's argmax at each reference position" in doc.replace("\n", " ")

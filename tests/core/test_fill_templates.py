@@ -9,10 +9,16 @@ import pytest
 
 from core.training.fill_templates import fill_all
 
-T = [("{PERSON} 씨는 {TIME_KO}에 {PRICE}달러를 내고 {NAME} {N}개를 샀어요.",
-      "{PERSON} paid ${PRICE} at {TIME_EN} and bought {N} {NAME} units."),
-     ("{YEAR}년에 {TITLE}라는 책이 {D}% 더 팔렸고 파일은 {SIZE}였어요.",
-      "In {YEAR}, a book called {TITLE} sold {D}% more, and the file was {SIZE}.")]
+T = [
+    (
+        "{PERSON} 씨는 {TIME_KO}에 {PRICE}달러를 내고 {NAME} {N}개를 샀어요.",
+        "{PERSON} paid ${PRICE} at {TIME_EN} and bought {N} {NAME} units.",
+    ),
+    (
+        "{YEAR}년에 {TITLE}라는 책이 {D}% 더 팔렸고 파일은 {SIZE}였어요.",
+        "In {YEAR}, a book called {TITLE} sold {D}% more, and the file was {SIZE}.",
+    ),
+]
 
 
 def test_values_are_copied_to_both_sides_and_times_match():
@@ -49,8 +55,10 @@ def test_templates_near_a_fixture_line_are_dropped_whole(tmp_path):
 
     fixture = tmp_path / "f.tsv"
     fixture.write_text("# held out\n이 회사는 1976년에 설립되었습니다.\t1976\n", encoding="utf-8")
-    templates = [("이 회사는 {YEAR}년에 설립되었습니다.", "This company was founded in {YEAR}."),
-                 ("{PERSON} 씨는 고양이를 {N}마리 키워요.", "{PERSON} has {N} cats.")]
+    templates = [
+        ("이 회사는 {YEAR}년에 설립되었습니다.", "This company was founded in {YEAR}."),
+        ("{PERSON} 씨는 고양이를 {N}마리 키워요.", "{PERSON} has {N} cats."),
+    ]
     pairs = fill_all(templates, 4, seed=0)
     kept, dropped = drop_near(templates, pairs, 4, [str(fixture)])
     assert dropped == [templates[0][0]]

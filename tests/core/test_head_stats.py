@@ -65,8 +65,16 @@ def one_hot_heads(s: int) -> torch.Tensor:
 def hand_maps(enc: torch.Tensor, dec: torch.Tensor, cross: torch.Tensor, src_pad=None) -> AttentionMaps:
     s, t = enc.shape[-1], dec.shape[-1]
     skpm = torch.zeros(s, dtype=torch.bool) if src_pad is None else src_pad
-    return AttentionMaps(enc, dec, cross, skpm, torch.zeros(t, dtype=torch.bool), causal_mask(t),
-                         ["▁a", "▁b", "▁c", "▁d", "[EOS]"][:s], ["[BOS]", "▁x", "▁y", "▁z", "▁w", "▁v"][:t])
+    return AttentionMaps(
+        enc,
+        dec,
+        cross,
+        skpm,
+        torch.zeros(t, dtype=torch.bool),
+        causal_mask(t),
+        ["▁a", "▁b", "▁c", "▁d", "[EOS]"][:s],
+        ["[BOS]", "▁x", "▁y", "▁z", "▁w", "▁v"][:t],
+    )
 
 
 def test_one_hot_heads_get_their_known_labels_and_masses():
@@ -135,8 +143,19 @@ def test_sort_heads_and_errors():
         sort_heads(rows, "nope")
     # every header format_table prints is an accepted sort key, naming the same column
     header = format_table(rows).splitlines()[0].split()
-    assert [sort_column(h) for h in header] == ["kind", "layer", "head", "entropy", "max_entropy", "prev",
-                                                "same", "next", "sink", "monotone", "label"]
+    assert [sort_column(h) for h in header] == [
+        "kind",
+        "layer",
+        "head",
+        "entropy",
+        "max_entropy",
+        "prev",
+        "same",
+        "next",
+        "sink",
+        "monotone",
+        "label",
+    ]
     by_mono = [(r.monotone, r.head) for r in sort_heads(rows, "mono", descending=True)]
     assert by_mono == sorted(((r.monotone, r.head) for r in rows), key=lambda x: -x[0])
     assert sort_heads(rows, "mono") == sort_heads(rows, "monotone")
@@ -156,8 +175,12 @@ def test_real_maps_of_a_tiny_model(tiny_checkpoint):
     assert spad.any()
     for kind, w, vis, valid in (
         ("enc", enc, np.broadcast_to(~spad, enc.shape[-2:]), ~spad),
-        ("dec", m.decoder_self.numpy(), np.tril(np.ones(m.decoder_self.shape[-2:], bool)),
-         np.ones(m.decoder_self.shape[-2], bool)),
+        (
+            "dec",
+            m.decoder_self.numpy(),
+            np.tril(np.ones(m.decoder_self.shape[-2:], bool)),
+            np.ones(m.decoder_self.shape[-2], bool),
+        ),
         ("cross", m.cross.numpy(), np.broadcast_to(~spad, m.cross.shape[-2:]), np.ones(m.cross.shape[-2], bool)),
     ):
         rows = head_table(m, kind)
@@ -165,8 +188,9 @@ def test_real_maps_of_a_tiny_model(tiny_checkpoint):
         assert len(rows) == w.shape[0] * w.shape[1]
         assert [r.entropy for r in rows] == pytest.approx(ent.flatten().tolist(), abs=1e-5)
         q = np.nonzero(valid)[0]
-        sink = np.array([t == "[EOS]" or t.lstrip("▁") in {".", "?", "!", ","} for t in
-                         (m.src_tokens if kind != "dec" else m.tgt_tokens)])
+        sink = np.array(
+            [t == "[EOS]" or t.lstrip("▁") in {".", "?", "!", ","} for t in (m.src_tokens if kind != "dec" else m.tgt_tokens)]
+        )
         ref_sink = (w[:, :, q][..., sink]).sum(-1).mean(-1)
         assert [r.sink for r in rows] == pytest.approx(ref_sink.flatten().tolist(), abs=1e-5)
         if kind != "cross":
@@ -206,9 +230,11 @@ def test_cli_heads_json_text_and_errors(tiny_checkpoint, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == translate(ck, TEXT).translation and out[1].startswith("kind") and len(out) == 2 + 8
     assert all(line.startswith("dec") and "causal mask" in line for line in out[2:])
-    for args, msg in ((["--heads", "--heads-sort", "nope"], "unknown column"),
-                      (["--heads-desc"], "need --heads"),
-                      (["--heads", "--ablate", "1:1"], "cannot be combined")):
+    for args, msg in (
+        (["--heads", "--heads-sort", "nope"], "unknown column"),
+        (["--heads-desc"], "need --heads"),
+        (["--heads", "--ablate", "1:1"], "cannot be combined"),
+    ):
         assert cli(base + args) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and msg in err and "\n" not in err, err
@@ -218,7 +244,15 @@ def test_head_table_is_empty_before_the_first_decoder_step():
     enc = one_hot_heads(4)
     dec = torch.zeros(1, 4, 0, 0)
     cross = torch.zeros(1, 4, 0, 4)
-    maps = AttentionMaps(enc, dec, cross, torch.zeros(4, dtype=torch.bool), torch.zeros(0, dtype=torch.bool),
-                         causal_mask(0), ["▁a", "▁b", "▁c", "[EOS]"], [])
+    maps = AttentionMaps(
+        enc,
+        dec,
+        cross,
+        torch.zeros(4, dtype=torch.bool),
+        torch.zeros(0, dtype=torch.bool),
+        causal_mask(0),
+        ["▁a", "▁b", "▁c", "[EOS]"],
+        [],
+    )
     assert head_table(maps, "dec") == [] and head_table(maps, "cross") == []
     assert len(head_table(maps, "enc")) == 4

@@ -24,10 +24,15 @@ def ck(tiny_checkpoint):
     return load_checkpoint(tiny_checkpoint, device="cpu")
 
 
-@pytest.mark.parametrize("kind, layer, head, query, kw", [
-    ("enc", 2, 3, 2, {"pad_to": 12}), ("dec", 1, 2, 3, {}), ("cross", 2, 4, 2, {"pad_to": 12}),
-    ("cross", 1, 1, 1, {"beam": 3}),
-])
+@pytest.mark.parametrize(
+    "kind, layer, head, query, kw",
+    [
+        ("enc", 2, 3, 2, {"pad_to": 12}),
+        ("dec", 1, 2, 3, {}),
+        ("cross", 2, 4, 2, {"pad_to": 12}),
+        ("cross", 1, 1, 1, {"beam": 3}),
+    ],
+)
 def test_inside_step_against_numpy(ck, kind, layer, head, query, kw):
     st, r = inside_step(ck, TEXT, kind, layer, head, query, **kw)
     full = {"enc": r.maps.encoder_self, "dec": r.maps.decoder_self, "cross": r.maps.cross}[kind]
@@ -58,13 +63,14 @@ def test_cli_inside_json_and_errors(ck, tiny_checkpoint, capsys):
     assert (ins["kind"], ins["layer"], ins["head"], ins["query"]) == ("cross", 1, 2, 3)
     assert ins["weights"] == pytest.approx(d["attention"]["cross"][0][1][2], abs=2e-6)
     assert [s is None for s in ins["masked_scores"]] == ins["mask"] and any(ins["mask"])
-    assert ins["scores"] == pytest.approx((np.array(ins["k"]) @ np.array(ins["q"]) / math.sqrt(ins["d_head"])).tolist(),
-                                          abs=1e-4)
-    for args, msg in ((["--inside", "1:5:1", "--json"], "head 5 out of range"),
-                      (["--inside", "3:1:1", "--json"], "layer 3 out of range"),
-                      (["--inside", "1:1:99", "--json"], "query 99 out of range"),
-                      (["--inside", "1:1", "--json"], "layer:head:query"),
-                      (["--inside", "1:1:1"], "--inside needs --json")):
+    assert ins["scores"] == pytest.approx((np.array(ins["k"]) @ np.array(ins["q"]) / math.sqrt(ins["d_head"])).tolist(), abs=1e-4)
+    for args, msg in (
+        (["--inside", "1:5:1", "--json"], "head 5 out of range"),
+        (["--inside", "3:1:1", "--json"], "layer 3 out of range"),
+        (["--inside", "1:1:99", "--json"], "query 99 out of range"),
+        (["--inside", "1:1", "--json"], "layer:head:query"),
+        (["--inside", "1:1:1"], "--inside needs --json"),
+    ):
         assert cli(base + args) == 2, args
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and msg in err and "\n" not in err, err

@@ -37,7 +37,7 @@ def test_forked_live_result_replays_exactly(ck, beam):
         for query in (2, 4):
             st = inside_of_result(ck, r, kind, 2, 3, query)
             row = full[1, 2, query - 1]
-            assert torch.equal(st.weights, row[: st.weights.numel()]) and not row[st.weights.numel():].any()
+            assert torch.equal(st.weights, row[: st.weights.numel()]) and not row[st.weights.numel() :].any()
             q, k, v = st.q.double().numpy(), st.k.double().numpy(), st.v.double().numpy()
             assert np.allclose(st.scores.numpy(), k @ q / math.sqrt(q.size), atol=1e-5)
             assert np.allclose(st.output.numpy(), st.weights.double().numpy() @ v, atol=1e-5)
@@ -52,7 +52,11 @@ def test_errors_are_one_line_input_errors(ck):
     with pytest.raises(InputError, match="not on teacher_forced"):
         inside_of_result(ck, tf, "cross", 1, 1, 1)
     r = translate(ck, TEXT)
-    for args, msg in ((("enc", 3, 1, 1), "layer 3 out of range"), (("dec", 1, 5, 1), "head 5 out of range"),
-                      (("cross", 1, 1, 99), "query 99 out of range"), (("self", 1, 1, 1), "unknown attention kind")):
+    for args, msg in (
+        (("enc", 3, 1, 1), "layer 3 out of range"),
+        (("dec", 1, 5, 1), "head 5 out of range"),
+        (("cross", 1, 1, 99), "query 99 out of range"),
+        (("self", 1, 1, 1), "unknown attention kind"),
+    ):
         with pytest.raises(InputError, match=msg):
             inside_of_result(ck, r, *args)

@@ -25,8 +25,14 @@ def test_fixtures_are_big_enough_and_well_formed():
     for item in copy:  # every must-copy string is written in the Korean source itself
         for s in item.targets:
             assert s in item.source, (s, item.source)
-    kinds = {"digits": r"\d", "latin": r"[A-Za-z]{3}", "url": r"(https?://|www\.)", "file": r"\w\.(pdf|json|py|png)\b",
-             "email": r"@", "price": r"\d,\d{3}"}
+    kinds = {
+        "digits": r"\d",
+        "latin": r"[A-Za-z]{3}",
+        "url": r"(https?://|www\.)",
+        "file": r"\w\.(pdf|json|py|png)\b",
+        "email": r"@",
+        "price": r"\d,\d{3}",
+    }
     for kind, pat in kinds.items():
         assert any(re.search(pat, s) for i in copy for s in i.targets), kind
 

@@ -122,8 +122,9 @@ def test_every_place_that_shows_text_reads_as_transformers(says_source_pieces, m
         line = vm.translation_html()
         assert f"<b>After step {k}:</b> {html.escape(hf_text(tok, ids[:k]))} " in line
     # the whole text, then the line's end or the sentence score beside it
-    assert re.search(re.escape(f"<b>Translation:</b> {html.escape(hf_text(tok, ids))}") + "( &nbsp;<span|<br>)",
-                     vm.translation_html())
+    assert re.search(
+        re.escape(f"<b>Translation:</b> {html.escape(hf_text(tok, ids))}") + "( &nbsp;<span|<br>)", vm.translation_html()
+    )
 
 
 def test_one_decode_makes_every_shown_text(says_source_pieces, monkeypatch):

@@ -106,8 +106,16 @@ def test_plain_tensor_pytorch_model_bin_imports(marian_dir, tmp_path, capsys):
         theirs = hf(input_ids=src_ids, decoder_input_ids=dec).logits
         ours = ck.model(src_ids, dec)
     assert float((ours - theirs).abs().max()) < 1e-4
-    assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer_src.json",
-                                               "tokenizer_tgt.json", "README.md", "source.spm", "target.spm", "vocab.json"}
+    assert {p.name for p in out.iterdir()} >= {
+        "config.json",
+        "model.safetensors",
+        "tokenizer_src.json",
+        "tokenizer_tgt.json",
+        "README.md",
+        "source.spm",
+        "target.spm",
+        "vocab.json",
+    }
     assert "CC-BY 4.0" in (out / "README.md").read_text(encoding="utf-8")
 
 
@@ -122,8 +130,13 @@ def test_existing_output_folder_is_left_alone(marian_dir, tmp_path, capsys):
 
 def test_cli_process_exit_status(tmp_path):
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "core", "import-marian", str(tmp_path / "nope"), "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "import-marian", str(tmp_path / "nope"), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stderr.strip().startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
 
@@ -137,8 +150,14 @@ def test_hub_id_offline_is_one_error_line(tmp_path):
     pytest.importorskip("huggingface_hub")
     out = tmp_path / "out"
     env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
-    r = subprocess.run([sys.executable, "-m", "core", "import-marian", "Helsinki-NLP/opus-mt-ko-en", "--out", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "core", "import-marian", "Helsinki-NLP/opus-mt-ko-en", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert r.returncode == 2
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "download failed" in errors[0] and "Traceback" not in r.stderr

@@ -59,8 +59,10 @@ def test_source_tokens_equal_marian_tokenizer(imported):
 def _padded_batch(ck, tok):
     c = ck.config
     src_ids = _hf_source_ids(tok, SENTENCES)
-    tgt_ids = [tok(text_target=t).input_ids for t in ["I am a student.", "Please sit.", "Nice weather today, isn't it?",
-                                                       "Hands off.", "Hello"]]
+    tgt_ids = [
+        tok(text_target=t).input_ids
+        for t in ["I am a student.", "Please sit.", "Nice weather today, isn't it?", "Hands off.", "Hello"]
+    ]
     s, t = max(map(len, src_ids)), max(map(len, tgt_ids))
     src = torch.full((len(src_ids), s), c.pad_id)
     dec_in = torch.full((len(tgt_ids), t), c.pad_id)
@@ -101,8 +103,10 @@ def test_attention_weights_match_output_attentions(imported):
         ours_e, theirs_e = enc.self_attn[layer], o.encoder_attentions[layer]
         assert ours_e.shape == theirs_e.shape == (src.size(0), n_heads, src.size(1), src.size(1))
         assert float((ours_e - theirs_e).abs().max()) < 1e-5
-        for ours, theirs in ((dec.self_attn[layer], o.decoder_attentions[layer]),
-                             (dec.cross_attn[layer], o.cross_attentions[layer])):
+        for ours, theirs in (
+            (dec.self_attn[layer], o.decoder_attentions[layer]),
+            (dec.cross_attn[layer], o.cross_attentions[layer]),
+        ):
             assert ours.shape == theirs.shape
             d = (ours - theirs).abs().amax(-1)  # [B, H, T]
             assert float(d.masked_select(rows.expand_as(d)).max()) < 1e-5
@@ -137,8 +141,9 @@ def _generate_beam4(hf, tok, ck, text, alpha):
     ids = tok(text, return_tensors="pt").input_ids
     budget = max_output_steps(ids.size(1), ck.config.max_len)
     with torch.no_grad():
-        out = hf.generate(ids, num_beams=4, do_sample=False, max_new_tokens=budget, length_penalty=alpha,
-                          early_stopping=False)[0, 1:].tolist()
+        out = hf.generate(ids, num_beams=4, do_sample=False, max_new_tokens=budget, length_penalty=alpha, early_stopping=False)[
+            0, 1:
+        ].tolist()
     return ids[0].tolist(), [i for i in out if i != ck.config.pad_id]
 
 

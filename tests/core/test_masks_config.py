@@ -36,13 +36,16 @@ def test_config_round_trips_through_json(tmp_path):
     assert cfg.d_head == 8
 
 
-@pytest.mark.parametrize("bad,msg", [
-    ({"d_model": "32"}, "d_model must be int"),
-    ({"n_heads": 5}, "not divisible"),
-    ({"positional": "rope"}, "positional"),
-    ({"dropout": 1.5}, "dropout"),
-    ({"share_src_tgt_embed": True}, "share_src_tgt_embed"),
-])
+@pytest.mark.parametrize(
+    "bad,msg",
+    [
+        ({"d_model": "32"}, "d_model must be int"),
+        ({"n_heads": 5}, "not divisible"),
+        ({"positional": "rope"}, "positional"),
+        ({"dropout": 1.5}, "dropout"),
+        ({"share_src_tgt_embed": True}, "share_src_tgt_embed"),
+    ],
+)
 def test_config_rejects_bad_values(bad, msg):
     with pytest.raises(ValueError, match=msg):
         tiny_config(**bad)

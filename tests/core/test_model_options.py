@@ -43,8 +43,12 @@ def test_activation_options(name):
     ff = FeedForward(8, 16, 0.0, name)
     x = torch.randn(2, 3, 8)
     h = x @ ff.linear1.weight.T + ff.linear1.bias
-    act = {"relu": h.clamp(min=0), "gelu": 0.5 * h * (1 + torch.erf(h / 2**0.5)),
-           "swish": h * torch.sigmoid(h), "silu": h * torch.sigmoid(h)}[name]
+    act = {
+        "relu": h.clamp(min=0),
+        "gelu": 0.5 * h * (1 + torch.erf(h / 2**0.5)),
+        "swish": h * torch.sigmoid(h),
+        "silu": h * torch.sigmoid(h),
+    }[name]
     assert torch.allclose(ff(x), act @ ff.linear2.weight.T + ff.linear2.bias, atol=1e-6)
 
 
@@ -74,8 +78,7 @@ def test_scale_embedding_off_uses_raw_embeddings():
 
 def test_decoder_start_equal_to_pad_is_not_masked_in_forward():
     torch.manual_seed(0)
-    c = tiny_config(pad_id=35, bos_id=35, decoder_start_id=35, eos_id=0, unk_id=1, src_vocab_size=36,
-                    share_src_tgt_embed=True)
+    c = tiny_config(pad_id=35, bos_id=35, decoder_start_id=35, eos_id=0, unk_id=1, src_vocab_size=36, share_src_tgt_embed=True)
     model = Transformer(c).eval()
     src, tgt = torch.tensor([[5, 6, 7, 0]]), torch.tensor([[35, 8, 9]])
     with torch.no_grad():
@@ -90,8 +93,7 @@ def test_bad_option_values_are_refused(bad):
         tiny_config(**bad)
 
 
-def test_the_host_memory_limit_is_checked_where_a_model_is_built_not_in_the_config(tiny_checkpoint, tmp_path,
-                                                                                    monkeypatch):
+def test_the_host_memory_limit_is_checked_where_a_model_is_built_not_in_the_config(tiny_checkpoint, tmp_path, monkeypatch):
     import json
     import shutil
 

@@ -173,8 +173,9 @@ def test_projection_matrices_readable_at_every_precision(checkpoints):
         attn = ck.model.decoder_layers[0].self_attn
         shapes[p] = [tuple(w.shape) for w in (attn.W_Q, attn.W_K, attn.W_V, attn.W_O)]
         if p != "fp32":
-            torch.testing.assert_close(attn.W_Q.float(), checkpoints["fp32"].model.decoder_layers[0].self_attn.W_Q,
-                                       atol=0.05, rtol=0.05)
+            torch.testing.assert_close(
+                attn.W_Q.float(), checkpoints["fp32"].model.decoder_layers[0].self_attn.W_Q, atol=0.05, rtol=0.05
+            )
     assert len(set(map(tuple, shapes.values()))) == 1
 
 
@@ -206,8 +207,9 @@ def test_packed_bf16_linear_equals_plain_bf16_linear():
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_cli_translate_precision(tiny_checkpoint, capsys, precision):
-    assert cli(["translate", SENTENCES[1], "--checkpoint", str(tiny_checkpoint), "--device", "cpu",
-                "--precision", precision]) == 0
+    assert (
+        cli(["translate", SENTENCES[1], "--checkpoint", str(tiny_checkpoint), "--device", "cpu", "--precision", precision]) == 0
+    )
     assert capsys.readouterr().out.strip()
 
 

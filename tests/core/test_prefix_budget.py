@@ -70,7 +70,7 @@ def test_greedy_says_a_full_budget_after_a_prefix_longer_than_the_old_budget(ck)
     plain = translate(m, SOURCE)
     r = translate(m, SOURCE, prefix=text)
     assert [s.token_id for s in r.steps[: len(ids)]] == ids and all(s.forced for s in r.steps[: len(ids)])
-    free = r.steps[len(ids):]
+    free = r.steps[len(ids) :]
     assert len(free) == len(plain.steps) == budget and not any(s.forced for s in free)
     assert "fit the output budget" not in r.notice
     assert f"{budget} tokens after the {len(ids)}-token prefix" in r.notice  # ran out without EOS
@@ -81,7 +81,7 @@ def test_real_model_speaks_after_a_long_prefix(ck):
     text, ids = long_prefix(ck)
     for beam in (1, 2):
         r = translate(ck, SOURCE, prefix=text, beam=beam)
-        free = r.steps[len(ids):]
+        free = r.steps[len(ids) :]
         assert free and not any(s.forced for s in free)
         assert len(free) <= base_budget(ck)
         assert free[-1].token_id == ck.config.eos_id or len(free) == base_budget(ck)
@@ -110,7 +110,7 @@ def test_live_fork_counts_the_budget_after_the_forced_tokens(ck):
         st = live.state()
         assert st.finished and st.budget == 2 + len(ids) + budget
         assert len(st.result.steps) == st.budget and [s.forced for s in st.result.steps].count(True) == len(ids)
-        assert not any(s.forced for s in st.result.steps[2 + len(ids):])
+        assert not any(s.forced for s in st.result.steps[2 + len(ids) :])
         live.unfork()  # back on the original path, with the budget without a prefix
         live.seek(10**9)
         assert live.state().budget == len(live.state().result.steps) == budget
@@ -120,7 +120,7 @@ def test_max_len_still_caps_the_output_with_a_notice(ck):
     text, ids = long_prefix(ck)
     small = never_eos(ck, max_len=len(ids) + 4)  # room for the prefix and 3 free tokens
     r = translate(small, SOURCE, prefix=text)
-    assert len(r.steps) == len(ids) + 3 and not any(s.forced for s in r.steps[len(ids):])
+    assert len(r.steps) == len(ids) + 3 and not any(s.forced for s in r.steps[len(ids) :])
     tiny = never_eos(ck, max_len=len(ids) - 2)  # not even the prefix fits
     r = translate(tiny, SOURCE, prefix=text)
     assert len(r.steps) == len(ids) - 3 and all(s.forced for s in r.steps)
@@ -133,7 +133,7 @@ def test_cli_prefix_leaves_the_model_its_budget(ck, tiny_checkpoint, capsys):
     out = capsys.readouterr()
     d = json.loads(out.out)
     forced = [s["forced"] for s in d["steps"]]
-    assert forced[: len(ids)] == [True] * len(ids) and len(forced) > len(ids) and not any(forced[len(ids):])
+    assert forced[: len(ids)] == [True] * len(ids) and len(forced) > len(ids) and not any(forced[len(ids) :])
     assert "fit the output budget" not in out.err
 
 

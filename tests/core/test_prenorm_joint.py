@@ -19,8 +19,16 @@ def test_pre_ln_matches_torch_nn_transformer_norm_first():
     cfg = tiny_config(norm_first=True)
     torch.manual_seed(0)
     ours = Transformer(cfg).train()
-    ref = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.d_ff,
-                         dropout=0.0, batch_first=True, norm_first=True)
+    ref = nn.Transformer(
+        cfg.d_model,
+        cfg.n_heads,
+        cfg.n_encoder_layers,
+        cfg.n_decoder_layers,
+        cfg.d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=True,
+    )
     copy_into_torch(ours, ref)
     with torch.no_grad():
         ref.encoder.norm.load_state_dict(ours.encoder_norm.state_dict())
@@ -67,9 +75,24 @@ def test_dropout_options_validate_and_default_to_dropout():
 
 
 def _opts(out, **kw):
-    base = dict(train=[f"{FIXTURES / 'tiny'}*2"], valid=[str(FIXTURES / "tiny")], out=str(out), d_model=32,
-                n_heads=4, layers=2, d_ff=64, max_len=48, max_tokens=120, max_steps=12, warmup=4, threads=1,
-                valid_every=6, save_every=6, dropout=0.1, seed=7)
+    base = dict(
+        train=[f"{FIXTURES / 'tiny'}*2"],
+        valid=[str(FIXTURES / "tiny")],
+        out=str(out),
+        d_model=32,
+        n_heads=4,
+        layers=2,
+        d_ff=64,
+        max_len=48,
+        max_tokens=120,
+        max_steps=12,
+        warmup=4,
+        threads=1,
+        valid_every=6,
+        save_every=6,
+        dropout=0.1,
+        seed=7,
+    )
     base.update(kw)
     return TrainOptions(**base)
 

@@ -41,9 +41,15 @@ def test_shaped_distribution_equals_an_independent_computation():
     assert shaped_distribution(logits, 0).tolist() == [0, 0, 0, 0, 0, 1.0]  # temperature 0: the argmax
 
 
-@pytest.mark.parametrize("bad, words", [({"temperature": -0.1}, "temperature must be at least 0"),
-                                        ({"top_k": -1}, "top-k must be"), ({"top_p": 0.0}, "top-p must be in"),
-                                        ({"top_p": 1.5}, "top-p must be in")])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"temperature": -0.1}, "temperature must be at least 0"),
+        ({"top_k": -1}, "top-k must be"),
+        ({"top_p": 0.0}, "top-p must be in"),
+        ({"top_p": 1.5}, "top-p must be in"),
+    ],
+)
 def test_settings_out_of_range_are_value_errors(bad, words):
     with pytest.raises(ValueError, match=words):
         DecodingStrategy.sampling(**bad)
@@ -66,8 +72,10 @@ def test_a_seed_repeats_a_draw_and_other_seeds_draw_otherwise(ck):
     s = DecodingStrategy.sampling(1.5, seed=7)
     a, b = (translate(ck, SENTENCES[0], beam=s) for _ in range(2))
     assert [x.token_id for x in a.steps] == [x.token_id for x in b.steps]
-    draws = {tuple(x.token_id for x in translate(ck, SENTENCES[0], beam=DecodingStrategy.sampling(1.5, seed=n)).steps)
-             for n in range(6)}
+    draws = {
+        tuple(x.token_id for x in translate(ck, SENTENCES[0], beam=DecodingStrategy.sampling(1.5, seed=n)).steps)
+        for n in range(6)
+    }
     assert len(draws) > 1  # a hot random model draws different outputs for different seeds
     live = LiveDecoder(ck, SENTENCES[0], beam=s)  # the app's live path steps through the same draw
     live.seek(10**9)

@@ -50,8 +50,7 @@ def test_a_byte_order_mark_or_zero_width_space_does_not_change_the_tokens(shippe
 
 def test_translate_stdin_keeps_one_output_line_per_input_line():
     data = ("\ufeff감사합니다\n감사합니다\nA\u2028B\n\x0b\x0c\x1e\x85\n\r\n").encode() + b"\xff\xfe bad bytes\n"
-    res = subprocess.run([sys.executable, "-m", "core", "translate", "-"], input=data, cwd=ROOT,
-                         capture_output=True, timeout=300)
+    res = subprocess.run([sys.executable, "-m", "core", "translate", "-"], input=data, cwd=ROOT, capture_output=True, timeout=300)
     assert res.returncode == 0, res.stderr[-1000:]
     out = res.stdout.decode().split("\n")[:-1]
     assert len(out) == data.count(b"\n") == 6

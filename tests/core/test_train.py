@@ -17,10 +17,26 @@ from tests.support import FIXTURES
 
 
 def options(out, steps):
-    return TrainOptions(train=[f"{FIXTURES / 'tiny'}*2"], valid=[str(FIXTURES / "tiny")], out=str(out),
-                        src_vocab=120, tgt_vocab=100, d_model=32, n_heads=4, layers=2, d_ff=64, max_len=48,
-                        max_tokens=120, max_steps=steps, warmup=4, threads=1, valid_every=3, save_every=3,
-                        dropout=0.1, seed=7)
+    return TrainOptions(
+        train=[f"{FIXTURES / 'tiny'}*2"],
+        valid=[str(FIXTURES / "tiny")],
+        out=str(out),
+        src_vocab=120,
+        tgt_vocab=100,
+        d_model=32,
+        n_heads=4,
+        layers=2,
+        d_ff=64,
+        max_len=48,
+        max_tokens=120,
+        max_steps=steps,
+        warmup=4,
+        threads=1,
+        valid_every=3,
+        save_every=3,
+        dropout=0.1,
+        seed=7,
+    )
 
 
 def test_resume_continues_exactly(tmp_path):
@@ -80,6 +96,7 @@ def test_reverse_trains_english_to_korean_on_the_same_files(tmp_path):
     src_vocab = set(ck.src_tokenizer.tokenizer.get_vocab())
     tgt_vocab = set(ck.tgt_tokenizer.tokenizer.get_vocab())
     assert any(ch in src_vocab for ch in "abcdefghijklmnopqrstuvwxyz")
+
     def hangul(piece):
         return any("\uac00" <= c <= "\ud7a3" for c in piece)
 
@@ -125,8 +142,7 @@ def test_a_cooldown_added_on_resume_ends_with_a_zero_rate_update(tmp_path):
     def keep(step, model):
         seen[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    train(TrainOptions(train=[], valid=[], out=str(out)), resume=True,
-          overrides={"max_steps": 9, "cooldown": 3}, on_step=keep)
+    train(TrainOptions(train=[], valid=[], out=str(out)), resume=True, overrides={"max_steps": 9, "cooldown": 3}, on_step=keep)
     assert sorted(seen) == [7, 8, 9]
     for k, v in seen[9].items():
         assert torch.equal(v, seen[8][k]), k

@@ -47,8 +47,7 @@ def test_typed_eos_in_a_source_prefix_or_reference_injects_no_id(capsys):
     code = cli_main(["translate", "사과 주세요.", "--checkpoint", str(shipped()), "--prefix", "[EOS]", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["translation"].startswith("[EOS]"), out["translation"]
-    code = cli_main(["translate", "사과 주세요.", "--checkpoint", str(shipped()), "--reference", "Apple [EOS] please.",
-                     "--json"])
+    code = cli_main(["translate", "사과 주세요.", "--checkpoint", str(shipped()), "--reference", "Apple [EOS] please.", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert out["tgt_tokens"].count("[EOS]") <= 1  # only the EOS the model code appends, never the typed one

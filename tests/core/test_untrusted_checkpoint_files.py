@@ -38,7 +38,7 @@ def load_within(path, seconds: float = 20.0):
     def run():
         try:
             result["value"] = load_checkpoint(path, device="cpu")
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:
             result["error"] = exc
 
     t = threading.Thread(target=run, daemon=True)
@@ -62,11 +62,14 @@ def test_the_imported_checkpoint_itself_loads(imported):
 
 
 @pytest.mark.parametrize("key", ["model", "vocab"])
-@pytest.mark.parametrize("value, words", [
-    ("/etc/passwd", "must be a file name inside the checkpoint folder"),
-    ("../hf/source.spm", "must be a file name inside the checkpoint folder"),
-    ("/dev/zero", "must be a file name inside the checkpoint folder"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("/etc/passwd", "must be a file name inside the checkpoint folder"),
+        ("../hf/source.spm", "must be a file name inside the checkpoint folder"),
+        ("/dev/zero", "must be a file name inside the checkpoint folder"),
+    ],
+)
 def test_a_descriptor_may_not_name_a_path_outside_its_folder(imported, tmp_path, key, value, words):
     result = load_within(descriptor_naming(imported, tmp_path, key, value))
     assert isinstance(result.get("error"), CheckpointError) and words in str(result["error"])

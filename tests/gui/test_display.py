@@ -86,7 +86,7 @@ def test_one_hot_columns_survive_in_every_thumbnail(qtbot):
     assert "maximum" in grid.note.text and "downsampled" in grid.note.text
 
 
-LONG_SRC = (["▁우리는"] + [f"▁토큰{i}" for i in range(35)] + ["'", "[EOS]"])  # 38 source tokens
+LONG_SRC = ["▁우리는"] + [f"▁토큰{i}" for i in range(35)] + ["'", "[EOS]"]  # 38 source tokens
 LONG_TGT = ["[BOS]"] + [f"▁word{i}longlonglong" for i in range(28)] + ["'"]
 
 
@@ -109,7 +109,7 @@ def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_sr
 
     from gui.widgets.heatmap import Heatmap
 
-    src, tgt = LONG_SRC[:n_src - 1] + ["'"], LONG_TGT[:n_tgt]
+    src, tgt = LONG_SRC[: n_src - 1] + ["'"], LONG_TGT[:n_tgt]
     hm = Heatmap(pg.colormap.get("viridis"))
     qtbot.addWidget(hm)
     hm.resize(560, 460)
@@ -162,10 +162,18 @@ def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
     panel.set_font(font)
     t, s = 30, 38
     tril = np.tril(np.ones((t, t), bool))
-    masks = {"decoder_self": np.zeros((t, t), bool), "decoder_self_given": np.zeros(t, bool), "decoder_keys": tril,
-             "cross": np.zeros((t, s), bool), "cross_given": np.ones(t, bool), "encoder": np.zeros(s, bool),
-             "encoder_given": np.bool_(False), "src_key_padding": np.zeros(s, bool),
-             "tgt_key_padding": np.zeros(t, bool), "recorded": np.bool_(True)}
+    masks = {
+        "decoder_self": np.zeros((t, t), bool),
+        "decoder_self_given": np.zeros(t, bool),
+        "decoder_keys": tril,
+        "cross": np.zeros((t, s), bool),
+        "cross_given": np.ones(t, bool),
+        "encoder": np.zeros(s, bool),
+        "encoder_given": np.bool_(False),
+        "src_key_padding": np.zeros(s, bool),
+        "tgt_key_padding": np.zeros(t, bool),
+        "recorded": np.bool_(True),
+    }
     panel.set_masks(masks, LONG_SRC, LONG_TGT[:t])
     line = QtGui.QFontMetrics(font).height()
     for v in panel.views():
@@ -194,6 +202,7 @@ def test_empty_maps_with_many_keys_are_not_pooled(qtbot):
 # --- Colour-bar and strip tick labels read the values themselves: pyqtgraph's automatic SI prefix
 # (which turns a bar up to 0.02 into 10 … 20 with a small "(x0.001)" once the bar's label is shown)
 # is off. The strings checked are the ones the axis would paint (``generateDrawSpecs``).
+
 
 def painted_ticks(axis) -> list[str]:
     """The tick texts ``axis`` draws now (after the window has laid it out)."""
@@ -248,8 +257,10 @@ def cell_pixels(h: Heatmap, image: QtGui.QImage, r: int, c: int) -> np.ndarray:
     x0, y0 = int(top_left.x() * ratio) + 2, int(top_left.y() * ratio) + 2
     x1, y1 = int(bottom_right.x() * ratio) - 2, int(bottom_right.y() * ratio) - 2
     image = image.convertToFormat(QtGui.QImage.Format.Format_RGB888)
-    rows = [np.frombuffer(image.constScanLine(y), dtype=np.uint8, count=image.width() * 3).reshape(-1, 3)[x0:x1]
-            for y in range(y0, y1)]
+    rows = [
+        np.frombuffer(image.constScanLine(y), dtype=np.uint8, count=image.width() * 3).reshape(-1, 3)[x0:x1]
+        for y in range(y0, y1)
+    ]
     return np.concatenate(rows)
 
 
@@ -304,6 +315,7 @@ def test_inside_strip_ticks_are_the_tokens_for_small_values(qtbot):
 
 # --- pyqtgraph's options (white background, row-major images) hold for a MainWindow or a Heatmap
 # built without ``gui.app.main`` (scripts, tests).
+
 
 @pytest.fixture
 def pg_defaults():

@@ -13,8 +13,10 @@ def test_every_view_grid_is_laid_out_at_load_and_kept_across_view_switches(qtbot
     win = open_window(qtbot, tiny_checkpoint)
     cfg = win.worker.checkpoint.config
     qtbot.waitUntil(lambda: len(win.grid._layouts) == 3, timeout=20000)  # encoder, decoder = cross, masks
-    shapes = {win.grid.shape_of(*grid_titles(k, cfg.n_encoder_layers if k == "encoder" else cfg.n_decoder_layers,
-                                             cfg.n_heads)) for k in ("encoder", "decoder", "cross", "masks")}
+    shapes = {
+        win.grid.shape_of(*grid_titles(k, cfg.n_encoder_layers if k == "encoder" else cfg.n_decoder_layers, cfg.n_heads))
+        for k in ("encoder", "decoder", "cross", "masks")
+    }
     assert shapes == set(win.grid._layouts)
     type_and_translate(qtbot, win)
     seen = {}
@@ -23,8 +25,9 @@ def test_every_view_grid_is_laid_out_at_load_and_kept_across_view_switches(qtbot
         views = tuple(id(v) for v in win.grid.views)
         assert seen.setdefault(kind, views) == views  # the same items as the first time: nothing rebuilt
         spec = grid_spec(win.vm)
-        assert [c.title for c in spec.cells] == grid_titles(kind, cfg.n_encoder_layers if kind == "encoder"
-                                                             else cfg.n_decoder_layers, cfg.n_heads)[0]
+        assert [c.title for c in spec.cells] == grid_titles(
+            kind, cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads
+        )[0]
         assert len(win.grid.views) == len(spec.cells)
         for cell, image in zip(spec.cells, win.grid.images):  # what each thumbnail holds is its cell
             drawn = image.image.image

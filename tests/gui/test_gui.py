@@ -161,8 +161,9 @@ def test_font_size_and_colormap(qtbot, window):
     np.testing.assert_array_equal(np.asarray(window.grid.images[0].image.lut), cividis.getLookupTable(nPts=LUT_POINTS))
 
 
-@pytest.mark.parametrize("text", ["나는 😀 행복해", "１２３！？", "나는\u200b학생\ufeff입니다", "hello world",
-                                  "가나다라마바사아자차카 " * 60, "나"])
+@pytest.mark.parametrize(
+    "text", ["나는 😀 행복해", "１２３！？", "나는\u200b학생\ufeff입니다", "hello world", "가나다라마바사아자차카 " * 60, "나"]
+)
 def test_hostile_input_through_the_gui(qtbot, window, text):
     window.inputs.text.setText(text)
     do(qtbot, window, window.translate)

@@ -77,6 +77,7 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
                     held.set()
                     wait_until_cancelled(should_stop)
             should_stop()
+
         return real(ckpt, text, heads, kind, should_stop=stop, **options)
 
     monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", held_report)
@@ -87,8 +88,9 @@ def test_cancel_stops_a_running_ablation_and_keeps_the_last_result(qtbot, window
     rid = tabs.ids["ablate"]
     press_cancel(qtbot, window, held)
     # wait on recorded ids and the window's own handling, not on one emission
-    qtbot.waitUntil(lambda: (rid, "ablate") in got["cancelled"]
-                    and "ablation cancelled" in window.status.currentMessage(), timeout=20000)
+    qtbot.waitUntil(
+        lambda: (rid, "ablate") in got["cancelled"] and "ablation cancelled" in window.status.currentMessage(), timeout=20000
+    )
     assert got["ablated"] == [] and polls_ablated == [True]  # stopped at that decoder step
     assert len(models) == 1 and not ablated_now(models[0])  # the ablation was undone on the way out
     assert models[0] is not window.worker.checkpoint.model and not ablated_now(window.worker.checkpoint.model)
@@ -131,8 +133,9 @@ def test_cancel_stops_a_comparison_between_its_two_runs(qtbot, window, monkeypat
     qtbot.mouseClick(c.compare_button, QtCore.Qt.MouseButton.LeftButton)
     rid = tabs.ids["compare"]
     press_cancel(qtbot, window, held)
-    qtbot.waitUntil(lambda: (rid, "compare") in got["cancelled"]
-                    and "comparison cancelled" in window.status.currentMessage(), timeout=20000)
+    qtbot.waitUntil(
+        lambda: (rid, "compare") in got["cancelled"] and "comparison cancelled" in window.status.currentMessage(), timeout=20000
+    )
     assert calls == [TEXT] and got["compared"] == []  # run B never started
     assert c.outcome is old and same_npz(c.npz_extra(), old_npz) and "cancelled" in c.status.text()
 

@@ -133,8 +133,7 @@ def test_loading_a_model_clears_both_tabs(qtbot, window, second_checkpoint, tmp_
     info = window.model_info
     window.load_checkpoint(str(second_checkpoint), "cpu")
     qtbot.waitUntil(lambda: window.model_info != info, timeout=20000)
-    qtbot.waitUntil(lambda: window.analysis.ablation.report is None and window.analysis.compare.outcome is None,
-                    timeout=5000)
+    qtbot.waitUntil(lambda: window.analysis.ablation.report is None and window.analysis.compare.outcome is None, timeout=5000)
     assert "model was loaded" in window.analysis.compare.status.text()
     data = export(window, monkeypatch, tmp_path / "b.npz")
     assert keys(data, "ablate_") == [] and keys(data, "compare_") == []

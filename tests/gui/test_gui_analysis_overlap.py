@@ -49,6 +49,7 @@ def hold_first_ablation(monkeypatch):
                 held.set()
                 wait_until_cancelled(should_stop)
             should_stop()
+
         return real(ckpt, text, heads, kind, should_stop=stop, **options)
 
     monkeypatch.setattr(gui.workers.analysis_worker, "ablation_report", held_report)
@@ -127,8 +128,10 @@ def test_translate_and_step_while_an_ablation_runs(qtbot, window, monkeypatch):
     qtbot.waitUntil(lambda: (rid, "ablate") in got["cancelled"], timeout=FAST_MS)
     qtbot.waitUntil(lambda: not inputs.cancel_button.isEnabled(), timeout=FAST_MS)
     # the translation made beside the ablation is the unablated model's (not the ablated one's)
-    plain, gone = translate(ck, OTHER), translate_ablated(ck, OTHER, [(1, h) for h in range(1, 5)]
-                                                          + [(2, h) for h in range(1, 5)], "enc").ablated
+    plain, gone = (
+        translate(ck, OTHER),
+        translate_ablated(ck, OTHER, [(1, h) for h in range(1, 5)] + [(2, h) for h in range(1, 5)], "enc").ablated,
+    )
     lp = [s.logprob for s in window.result.steps]
     assert window.result.translation == plain.translation
     assert lp == pytest.approx([s.logprob for s in plain.steps], abs=1e-6)
@@ -136,8 +139,7 @@ def test_translate_and_step_while_an_ablation_runs(qtbot, window, monkeypatch):
 
 
 @pytest.mark.parametrize("report_progress", [True, False], ids=["stops-in-load", "stops-after-load"])
-def test_cancel_while_checkpoint_b_loads(qtbot, window, monkeypatch, tiny_checkpoint, second_checkpoint,
-                                         report_progress):
+def test_cancel_while_checkpoint_b_loads(qtbot, window, monkeypatch, tiny_checkpoint, second_checkpoint, report_progress):
     window.inputs.text.setText(TEXT)
     c, tabs, inputs = window.analysis.compare, window.analysis, window.inputs
     compare_checkpoints(qtbot, window, second_checkpoint, "cross", 0, 0)

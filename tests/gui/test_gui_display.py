@@ -24,7 +24,7 @@ def _px(css: str) -> int:
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
-def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window, size):  # noqa: F811
+def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window, size):
     window.resize(*size)
     type_and_translate(qtbot, window)
     window.set_view("cross")
@@ -63,7 +63,7 @@ def test_ctrl_plus_scales_every_text_and_the_window_keeps_its_size(qtbot, window
     assert window.font_size == base
 
 
-def test_no_axes_before_the_first_result_and_no_jump(qtbot, window):  # noqa: F811
+def test_no_axes_before_the_first_result_and_no_jump(qtbot, window):
     assert not window.heatmap.plot.getAxis("left").isVisible()
     assert not window.heatmap.colorbar.isVisible()
     assert not window.topk.getAxis("left").isVisible() and not window.topk.getAxis("bottom").isVisible()
@@ -75,7 +75,7 @@ def test_no_axes_before_the_first_result_and_no_jump(qtbot, window):  # noqa: F8
     assert window.controls.mapTo(window, QtCore.QPoint(0, 0)).y() == top  # the controls stay put
 
 
-def test_hover_clears_on_leave_and_new_result_and_counts_from_one(qtbot, window):  # noqa: F811
+def test_hover_clears_on_leave_and_new_result_and_counts_from_one(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("encoder")
     hm = window.heatmap
@@ -92,7 +92,7 @@ def test_hover_clears_on_leave_and_new_result_and_counts_from_one(qtbot, window)
     assert window.hover_label.text() == HOVER_HINT  # the old sentence's tokens are gone
 
 
-def test_per_map_contrast_and_cell_values(qtbot, window):  # noqa: F811
+def test_per_map_contrast_and_cell_values(qtbot, window):
     type_and_translate(qtbot, window)
     do(qtbot, window, lambda: window.controls.set_position(3))
     window.set_view("cross")
@@ -112,7 +112,7 @@ def test_per_map_contrast_and_cell_values(qtbot, window):  # noqa: F811
     assert hm.levels == (0.0, 1.0) and "fixed [0, 1]" in hm.colorbar.axis.labelText
 
 
-def test_changing_pad_or_beam_translates_again(qtbot, window):  # noqa: F811
+def test_changing_pad_or_beam_translates_again(qtbot, window):
     type_and_translate(qtbot, window)
     do(qtbot, window, lambda: window.inputs.pad_to.setValue(20))
     assert len(window.result.source.ids) == 20
@@ -120,7 +120,7 @@ def test_changing_pad_or_beam_translates_again(qtbot, window):  # noqa: F811
     assert window.result.beam == window.inputs.beam.value()
 
 
-def test_presentation_mode_cycles_kind_layer_head(qtbot, window):  # noqa: F811
+def test_presentation_mode_cycles_kind_layer_head(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("cross")
     window.select(0, 0)
@@ -145,8 +145,7 @@ def _run(*args, env=None):
     import os
 
     e = dict(os.environ, QT_QPA_PLATFORM="offscreen", **(env or {}))
-    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, env=e,
-                          timeout=600)
+    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, env=e, timeout=600)
 
 
 def test_layer_head_checked_and_one_based_on_every_path(tiny_checkpoint, tmp_path):
@@ -158,20 +157,28 @@ def test_layer_head_checked_and_one_based_on_every_path(tiny_checkpoint, tmp_pat
         assert "--layer must be 1..2 and --head 1..4" in r.stderr
 
 
-def test_title_names_the_head_it_shows(qtbot, window):  # noqa: F811
+def test_title_names_the_head_it_shows(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("decoder")
     window.select(-5, 99)  # out of range either way: clamped, and the title says which
     k = window.controls.position
     assert "layer 1, head 4" in window.heatmap.plot.titleLabel.text
-    np.testing.assert_allclose(window.heatmap.image.image, window.result.maps.decoder_self[0, 3, :k, :k].numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(window.heatmap.image.image, window.result.maps.decoder_self[0, 3, :k, :k].numpy(), atol=1e-6)
 
 
 def test_screenshot_at_200_percent_scaling(tiny_checkpoint, tmp_path):
     out = tmp_path / "hidpi.png"
-    r = _run("--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--size", "1366x768", "--screenshot", str(out),
-             env={"QT_SCALE_FACTOR": "2"})
+    r = _run(
+        "--checkpoint",
+        str(tiny_checkpoint),
+        "--text",
+        TEXT,
+        "--size",
+        "1366x768",
+        "--screenshot",
+        str(out),
+        env={"QT_SCALE_FACTOR": "2"},
+    )
     assert r.returncode == 0, r.stderr
     img = QtGui.QImage(str(out))
     assert (img.width(), img.height()) == (2 * 1366, 2 * 768)  # the requested size, at twice the pixels
@@ -183,7 +190,7 @@ def _rgb(img: QtGui.QImage) -> np.ndarray:
     return raw[:, : img.width() * 3].reshape(img.height(), img.width(), 3).astype(int)
 
 
-def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):  # noqa: F811
+def test_svg_equals_png_with_text_as_outlines(qtbot, window, tmp_path):
     from gui.export.files import export_png
     from gui.export.svg import export_svg, rasterize_svg
 
@@ -214,7 +221,7 @@ def test_cell_text_never_prints_a_near_one_weight_as_zero():
     assert [cell_text(v) for v in (0.0, 0.254, 0.994, 0.996, 1.0)] == [".00", ".25", ".99", "1.0", "1.0"]
 
 
-def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, window):  # noqa: F811
+def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("encoder")
     window.select(1, 2)
@@ -233,13 +240,13 @@ def test_presentation_mode_shows_the_derived_cell_the_window_enlarges(qtbot, win
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_M)
     layer = window.selected[0]
     assert window.vm.derived == ("mean", layer) and "mean over heads (derived)" in pw.heatmap.plot.titleLabel.text
-    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[layer, :, :k].mean(0).numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[layer, :, :k].mean(0).numpy(), atol=1e-6)
     np.testing.assert_allclose(pw.heatmap.image.image, window.heatmap.image.image, atol=0)
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_L)
     assert window.vm.derived == ("mean", (layer + 1) % 2)
-    np.testing.assert_allclose(pw.heatmap.image.image, window.result.maps.cross[(layer + 1) % 2, :, :k].mean(0).numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        pw.heatmap.image.image, window.result.maps.cross[(layer + 1) % 2, :, :k].mean(0).numpy(), atol=1e-6
+    )
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_M)  # back to a head
     assert window.vm.derived is None and "head" in pw.heatmap.plot.titleLabel.text
 
@@ -298,6 +305,7 @@ def test_with_the_causal_mask_the_title_says_masked(qtbot, tiny_checkpoint):
 # head: V in Present mode cycles encoder → decoder → cross → masks, and a lecturer following one
 # head through the views got layer 1, head 1 after the Masks view instead.
 
+
 def test_view_model_restores_the_head_after_masks():
     vm = ViewModel()
     vm.set_kind("cross")
@@ -315,7 +323,7 @@ def test_view_model_restores_the_head_after_masks():
     assert vm.selected == (0, 3)
 
 
-def test_present_v_keeps_the_head_through_masks(qtbot, window):  # noqa: F811
+def test_present_v_keeps_the_head_through_masks(qtbot, window):
     type_and_translate(qtbot, window)
     window.set_view("cross")
     window.select(1, 2)

@@ -28,8 +28,13 @@ def _small_map(qtbot, rows: int, cols: int, size=(400, 300)) -> Heatmap:
     qtbot.addWidget(hm)
     hm.resize(*size)
     rng = np.random.default_rng(0)
-    hm.set_matrix(rng.random((rows, cols)).astype(np.float32), None, [f"▁tok{i}" for i in range(rows)],
-                  [f"열쇠{j}" for j in range(cols)], title="cross-attention, layer 1, head 1")
+    hm.set_matrix(
+        rng.random((rows, cols)).astype(np.float32),
+        None,
+        [f"▁tok{i}" for i in range(rows)],
+        [f"열쇠{j}" for j in range(cols)],
+        title="cross-attention, layer 1, head 1",
+    )
     hm.show()
     qtbot.wait(20)
     return hm
@@ -91,8 +96,9 @@ def test_file_export_of_the_window_map_labels_every_token(qtbot, window, tmp_pat
     assert cols == 48
     assert len(_drawn(hm)[1]) < cols  # thinned on screen
     written = []
-    monkeypatch.setattr(display, "export_map", lambda *a, **k: written.append(export_map(*a, **k)) or written[-1],
-                        raising=False)  # the old export_dialog had none: nothing recorded, the test fails
+    monkeypatch.setattr(
+        display, "export_map", lambda *a, **k: written.append(export_map(*a, **k)) or written[-1], raising=False
+    )  # the old export_dialog had none: nothing recorded, the test fails
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "m.png"), "*.png"))
     path = display.export_dialog(window, "map")
     assert path == tmp_path / "m.png" and path.exists()

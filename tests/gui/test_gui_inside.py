@@ -37,13 +37,16 @@ def inside_of(qtbot, win, kind, layer, head, query):
     qtbot.waitUntil(lambda: panel.query.maximum() >= query, timeout=5000)
     panel.query.setValue(query)
     want = (KIND[kind], layer, head, query)
-    qtbot.waitUntil(lambda: panel.step is not None and
-                    (panel.step.kind, panel.step.layer, panel.step.head, panel.step.query) == want, timeout=20000)
+    qtbot.waitUntil(
+        lambda: panel.step is not None and (panel.step.kind, panel.step.layer, panel.step.head, panel.step.query) == want,
+        timeout=20000,
+    )
     return panel
 
 
-@pytest.mark.parametrize("kind, layer, head, query", [
-    ("encoder", 2, 3, 2), ("decoder", 1, 2, 3), ("cross", 2, 4, 3), ("cross", 1, 1, 1)])
+@pytest.mark.parametrize(
+    "kind, layer, head, query", [("encoder", 2, 3, 2), ("decoder", 1, 2, 3), ("cross", 2, 4, 3), ("cross", 1, 1, 1)]
+)
 def test_inside_tab_equals_heatmap_row_and_numpy(qtbot, window, kind, layer, head, query):
     window.inputs.pad_to.setValue(12)  # padded source keys: the encoder and cross masks are not empty
     result = type_and_translate(qtbot, window)
@@ -60,8 +63,9 @@ def test_inside_tab_equals_heatmap_row_and_numpy(qtbot, window, kind, layer, hea
     assert q.shape == (d_head,) and K.shape == (n, d_head) and V.shape == (n, d_head)
     assert np.allclose(s_strip.matrix[0], K @ q / math.sqrt(d_head), atol=1e-5)
     masks = masks_at(window.result, window.vm.step)
-    applied = {"encoder": masks["encoder"], "cross": masks["cross"][query - 1],
-               "decoder": np.zeros(n, bool)}[kind][:n]  # cached decoding: no self mask is given
+    applied = {"encoder": masks["encoder"], "cross": masks["cross"][query - 1], "decoder": np.zeros(n, bool)}[kind][
+        :n
+    ]  # cached decoding: no self mask is given
     neg = np.array([m_strip.cell_texts.get((0, c)) == NEG_INF for c in range(n)])
     assert np.array_equal(neg, applied) and (kind == "decoder" or applied.any())
     assert np.isneginf(m_strip.matrix[0][applied]).all()
@@ -109,8 +113,7 @@ def test_inside_tab_click_and_messages(qtbot, window):
     hm = window.heatmap
     scene = hm.view.mapViewToScene(QtCore.QPointF(0.5, 2.5))  # a click on heatmap row 3
     qtbot.mouseClick(hm.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=hm.mapFromScene(scene))
-    qtbot.waitUntil(lambda: panel.step is not None and panel.step.query == 3 and panel.step.kind == "enc",
-                    timeout=20000)
+    qtbot.waitUntil(lambda: panel.step is not None and panel.step.query == 3 and panel.step.kind == "enc", timeout=20000)
     assert np.array_equal(panel.strips[4].matrix[0], hm.matrix[2])
     window.set_view("masks")
     qtbot.waitUntil(lambda: panel.step is None and "masks view" in panel.message.text(), timeout=3000)
@@ -159,8 +162,9 @@ def test_positional_tab_is_the_models_sinusoid(qtbot, window, tiny_checkpoint):
 def test_positional_tab_learned_table(qtbot, tmp_path, tiny_tokenizers):
     src_tok, tgt_tok = tiny_tokenizers
     torch.manual_seed(3)
-    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size,
-                                    positional="learned")).eval()
+    model = Transformer(
+        tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, positional="learned")
+    ).eval()
     path = save_checkpoint(tmp_path / "learned", model, src_tok, tgt_tok)
     win = open_window(qtbot, path)
     try:

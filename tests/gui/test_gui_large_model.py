@@ -19,8 +19,11 @@ from tests.support import tiny_config
 
 def _cells(n_layers, n_heads):
     rng = np.random.default_rng(0)
-    return [Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
-            for li in range(n_layers) for hi in range(n_heads)]
+    return [
+        Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
+        for li in range(n_layers)
+        for hi in range(n_heads)
+    ]
 
 
 def test_six_by_eight_grid_uses_headers_not_48_titles(qtbot):
@@ -47,8 +50,17 @@ def test_six_by_eight_grid_uses_headers_not_48_titles(qtbot):
 def _big_checkpoint(tmp_path, tiny_tokenizers):
     src_tok, tgt_tok = tiny_tokenizers
     torch.manual_seed(0)
-    c = tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=256, n_heads=8,
-                    n_encoder_layers=6, n_decoder_layers=6, d_ff=1024, activation="swish", positional="sinusoidal_halves")
+    c = tiny_config(
+        src_vocab_size=src_tok.vocab_size,
+        tgt_vocab_size=tgt_tok.vocab_size,
+        d_model=256,
+        n_heads=8,
+        n_encoder_layers=6,
+        n_decoder_layers=6,
+        d_ff=1024,
+        activation="swish",
+        positional="sinusoidal_halves",
+    )
     return save_checkpoint(tmp_path / "big-6x8", Transformer(c).eval(), src_tok, tgt_tok)
 
 

@@ -65,8 +65,11 @@ def test_clicking_a_candidate_forks_and_shows_both_translations(qtbot, window, c
     forced = step.top_ids[1]
     vb = window.topk.getPlotItem().vb
     pos = vb.mapViewToScene(QtCore.QPointF(step.top_k[1][1] / 2, 1.0))
-    do(qtbot, window, lambda: qtbot.mouseClick(window.topk.viewport(), QtCore.Qt.MouseButton.LeftButton,
-                                               pos=window.topk.mapFromScene(pos)))
+    do(
+        qtbot,
+        window,
+        lambda: qtbot.mouseClick(window.topk.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=window.topk.mapFromScene(pos)),
+    )
     st = window.vm.state
     assert st.fork_point == 2 and st.result.steps[1].token_id == forced and st.result.steps[1].forced
     # independent: greedy with the same token forced at step 2
@@ -84,7 +87,7 @@ def test_clicking_a_candidate_forks_and_shows_both_translations(qtbot, window, c
     window.live.fork.word.setText("home")
     do(qtbot, window, lambda: click(qtbot, window.live.fork.force_button))
     ids = ck.tgt_tokenizer.encode("home").ids
-    assert [x.token_id for x in window.result.steps[1: 1 + len(ids)]] == ids
+    assert [x.token_id for x in window.result.steps[1 : 1 + len(ids)]] == ids
 
 
 def test_teacher_forcing_panel_and_causal_switch(qtbot, window, ck):

@@ -34,8 +34,10 @@ def test_values_need_room(qtbot, tiny_checkpoint):
     if shown:  # never wider than its cell
         assert QtGui.QFontMetricsF(hm.values.font).horizontalAdvance("0.00") + 4 <= cell
     hm.resize(220, hm.height())  # so narrow that not even 8 pt fits: no values at all
-    qtbot.waitUntil(lambda: hm.view.width() / cols < QtGui.QFontMetricsF(QtGui.QFont(hm.font.family(), 8))
-                    .horizontalAdvance("0.00") + 4, timeout=5000)
+    qtbot.waitUntil(
+        lambda: hm.view.width() / cols < QtGui.QFontMetricsF(QtGui.QFont(hm.font.family(), 8)).horizontalAdvance("0.00") + 4,
+        timeout=5000,
+    )
     hm.set_matrix(*hm.drawn_args)
     assert visible_values(hm) == []
     toggle_present(win)

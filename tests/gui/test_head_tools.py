@@ -57,8 +57,10 @@ def np_labels(w: np.ndarray, visible: np.ndarray, valid: np.ndarray, sink_cols: 
     for li in range(w.shape[0]):
         for hi in range(w.shape[1]):
             m = w[li, hi]
-            masses = {n: np.mean([m[i, i + d] if 0 <= i + d < m.shape[1] else 0.0 for i in rows])
-                      for n, d in (("previous", -1), ("same", 0), ("next", 1))}
+            masses = {
+                n: np.mean([m[i, i + d] if 0 <= i + d < m.shape[1] else 0.0 for i in rows])
+                for n, d in (("previous", -1), ("same", 0), ("next", 1))
+            }
             masses["sink"] = np.mean([m[i, sink_cols].sum() for i in rows])
             best = max(masses, key=masses.get)
             am = np.array([int(np.argmax(m[i])) for i in rows])
@@ -66,7 +68,8 @@ def np_labels(w: np.ndarray, visible: np.ndarray, valid: np.ndarray, sink_cols: 
             if masses[best] >= head_stats.POSITION_THRESHOLD:
                 out.append(best)
             elif share >= head_stats.MONOTONE_THRESHOLD and len(set(am)) >= max(
-                    head_stats.MONOTONE_MIN_DISTINCT, math.ceil(len(rows) / 2)):
+                head_stats.MONOTONE_MIN_DISTINCT, math.ceil(len(rows) / 2)
+            ):
                 out.append("monotone")
             elif ent[li, hi] >= head_stats.BROAD_THRESHOLD * max_ent:
                 out.append("broad")
@@ -118,8 +121,11 @@ def test_head_table_sorts_and_opens_a_head(qtbot, window):
     header = table.horizontalHeader()
     for _ in range(2):  # a header click sorts by entropy; a second click reverses the order
         before = header.sortIndicatorOrder()
-        qtbot.mouseClick(header.viewport(), QtCore.Qt.MouseButton.LeftButton,
-                         pos=QtCore.QPoint(header.sectionViewportPosition(col) + 5, header.height() // 2))
+        qtbot.mouseClick(
+            header.viewport(),
+            QtCore.Qt.MouseButton.LeftButton,
+            pos=QtCore.QPoint(header.sectionViewportPosition(col) + 5, header.height() // 2),
+        )
         assert header.sortIndicatorSection() == col and header.sortIndicatorOrder() != before
         ent = table.column("entropy (nats)")
         assert ent == sorted(ent, reverse=header.sortIndicatorOrder() == QtCore.Qt.SortOrder.DescendingOrder)
@@ -205,14 +211,28 @@ def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
     s = len(result.maps.src_tokens)
     tokens = [f"▁t{i}" for i in range(s - 2)] + [".", "[EOS]"]  # two sink keys at the end
     eye = np.eye(s)
-    heads = [np.roll(eye, -1, 1) * (np.arange(s) > 0)[:, None] + np.eye(s)[0] * (np.arange(s) == 0)[:, None],
-             eye, np.roll(eye, 1, 1), np.tile(np.eye(s)[-1], (s, 1)),
-             0.3 * eye + 0.7 / s * np.ones((s, s)), np.ones((s, s)) / s]
+    heads = [
+        np.roll(eye, -1, 1) * (np.arange(s) > 0)[:, None] + np.eye(s)[0] * (np.arange(s) == 0)[:, None],
+        eye,
+        np.roll(eye, 1, 1),
+        np.tile(np.eye(s)[-1], (s, 1)),
+        0.3 * eye + 0.7 / s * np.ones((s, s)),
+        np.ones((s, s)) / s,
+    ]
     enc = torch.tensor(np.stack(heads)[None], dtype=torch.float32)  # [1, 6, S, S]
     enc = enc / enc.sum(-1, keepdim=True)
     m = result.maps
-    maps = AttentionMaps(enc, m.decoder_self, m.cross, m.src_key_padding_mask, m.tgt_key_padding_mask, m.causal_mask,
-                         tokens, list(m.tgt_tokens), m.applied)
+    maps = AttentionMaps(
+        enc,
+        m.decoder_self,
+        m.cross,
+        m.src_key_padding_mask,
+        m.tgt_key_padding_mask,
+        m.causal_mask,
+        tokens,
+        list(m.tgt_tokens),
+        m.applied,
+    )
     fake = dataclasses.replace(result, maps=maps)
     data = np.load(export_npz(tmp_path / "c.npz", fake, len(result.steps), "encoder", (0, 0)))
     w, mask, src = data["encoder_weights"], data["encoder_mask"], list(data["src_tokens"])
@@ -229,10 +249,12 @@ def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
     from gui.widgets.head_grid import HeadGrid
 
     rng = np.random.default_rng(0)
-    heads = [Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi))
-             for li in range(6) for hi in range(8)]
-    extra = [Cell(f"L{li + 1} mean (derived)", rng.random((5, 7)).astype(np.float32), None, ("mean", li))
-             for li in range(6)] + [Cell("rollout (derived)", rng.random((5, 5)).astype(np.float32), None, ("rollout", 0))]
+    heads = [
+        Cell(f"L{li + 1} H{hi + 1}", rng.random((5, 7)).astype(np.float32), None, (li, hi)) for li in range(6) for hi in range(8)
+    ]
+    extra = [Cell(f"L{li + 1} mean (derived)", rng.random((5, 7)).astype(np.float32), None, ("mean", li)) for li in range(6)] + [
+        Cell("rollout (derived)", rng.random((5, 5)).astype(np.float32), None, ("rollout", 0))
+    ]
     grid = HeadGrid(pg.colormap.get("viridis"))
     qtbot.addWidget(grid)
     grid.resize(600, 700)
@@ -277,15 +299,34 @@ def test_headless_screenshot_with_heads_tab_and_alignment(qtbot, tiny_checkpoint
     real_close = MainWindow.close
 
     def spy(self):  # what the window shows when the screenshot is taken
-        shown.update(tab=self.live.tabs.currentWidget() is self.heads.table_panel,
-                     lines=self.heads.map_tabs.currentWidget() is self.heads.align, rows=self.heads.table.rowCount(),
-                     painted=len(self.heads.lines.painted))
+        shown.update(
+            tab=self.live.tabs.currentWidget() is self.heads.table_panel,
+            lines=self.heads.map_tabs.currentWidget() is self.heads.align,
+            rows=self.heads.table.rowCount(),
+            painted=len(self.heads.lines.painted),
+        )
         return real_close(self)
 
     monkeypatch.setattr(MainWindow, "close", spy)
     out = tmp_path / "heads.png"
-    assert app.main(["--checkpoint", str(tiny_checkpoint), "--text", TEXT, "--view", "cross", "--panel", "heads",
-                     "--alignment", "--screenshot", str(out)]) == 0
+    assert (
+        app.main(
+            [
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--text",
+                TEXT,
+                "--view",
+                "cross",
+                "--panel",
+                "heads",
+                "--alignment",
+                "--screenshot",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.stat().st_size > 0
     assert shown["tab"] and shown["lines"] and shown["rows"] == 2 * 4 and shown["painted"] > 0
 

@@ -23,8 +23,7 @@ def _run(*args):
     import os
 
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, env=env,
-                          timeout=600)
+    return subprocess.run([sys.executable, "main.py", *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
 
 
 def _shot(ckpt, tmp_path, *args):
@@ -49,8 +48,9 @@ def test_compare_panel(tiny_checkpoint, tmp_path):
 
 
 def test_inside_panel_query_and_head(tiny_checkpoint, tmp_path):
-    line = _shot(tiny_checkpoint, tmp_path, "--panel", "inside", "--view", "encoder", "--layer", "2", "--head", "3",
-                 "--query", "2")
+    line = _shot(
+        tiny_checkpoint, tmp_path, "--panel", "inside", "--view", "encoder", "--layer", "2", "--head", "3", "--query", "2"
+    )
     tok = translate(load_checkpoint(tiny_checkpoint, device="cpu"), TEXT).maps.src_tokens[1]
     assert line == f"inside enc layer 2 head 3 query 2 {tok!r}"
 
@@ -61,13 +61,16 @@ def test_positional_panel(tiny_checkpoint, tmp_path):
     assert line.startswith("positional ") and line.endswith(f"positions × {ck.config.d_model}")
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--panel", "ablate", "--ablate", "3:1"], "error: --ablate 3:1: layer 3 out of range 1..2 (enc)"),
-    (["--ablate", "1:1"], "error: --ablate needs --panel ablate"),
-    (["--panel", "ablate", "--ablate", "1:x"], "error: --ablate item '1:x' is not layer:head"),
-    (["--panel", "inside", "--view", "encoder", "--query", "99"], "error: --query must be 1.."),
-    (["--panel", "compare"], "error: --panel compare with --screenshot needs --compare-text"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--panel", "ablate", "--ablate", "3:1"], "error: --ablate 3:1: layer 3 out of range 1..2 (enc)"),
+        (["--ablate", "1:1"], "error: --ablate needs --panel ablate"),
+        (["--panel", "ablate", "--ablate", "1:x"], "error: --ablate item '1:x' is not layer:head"),
+        (["--panel", "inside", "--view", "encoder", "--query", "99"], "error: --query must be 1.."),
+        (["--panel", "compare"], "error: --panel compare with --screenshot needs --compare-text"),
+    ],
+)
 def test_bad_panel_options(tiny_checkpoint, tmp_path, args, msg):
     r = _run("--checkpoint", str(tiny_checkpoint), "--text", TEXT, *args, "--screenshot", str(tmp_path / "x.png"))
     err = [x for x in r.stderr.splitlines() if x.startswith("error:")]

@@ -32,8 +32,10 @@ def test_a_tab_is_built_when_first_shown_in_its_place_and_catches_up(qtbot, tiny
     assert tabs.widget(i) is p.ablation and tabs.widget(i + 1) is p.compare and tabs.currentWidget() is p.ablation
     assert titles(tabs) == before
     cfg = win.worker.checkpoint.config
-    assert p.ablation.layers == {"enc": cfg.n_encoder_layers, "dec": cfg.n_decoder_layers,
-                                 "cross": cfg.n_decoder_layers} and p.ablation.n_heads == cfg.n_heads
+    assert (
+        p.ablation.layers == {"enc": cfg.n_encoder_layers, "dec": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+        and p.ablation.n_heads == cfg.n_heads
+    )
     assert len(p.ablation.boxes) == cfg.n_encoder_layers * cfg.n_heads  # the encoder kind's grid of ticks
     lut = pg.colormap.get("cividis").getLookupTable(nPts=256)
     for m in (p.ablation.maps.a, p.compare.maps.b):

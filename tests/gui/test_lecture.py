@@ -72,6 +72,7 @@ caption = "Fourth caption: the padding."
 
 # ---------------------------------------------------------------------------------------------- the format
 
+
 def test_fields_and_defaults():
     lec = parse_lecture(TINY_LECTURE, "tiny.toml")
     assert lec.title == "Tiny lecture" and len(lec.steps) == 4
@@ -89,7 +90,7 @@ def test_problems_name_the_step_and_field_and_the_lecture_still_opens():
     problems = check_lecture(lec, config)
     assert problems == ["lecture step 3, head: 9 is out of range 1..4 (the model has 4 heads)"]
     assert [s.ok for s in lec.steps] == [True, True, False, True]
-    bad = parse_lecture('''
+    bad = parse_lecture("""
 [[steps]]
 sentence = "나는 학생입니다."
 haed = 2
@@ -114,19 +115,21 @@ view = "encoder"
 layer = 3
 ablate = "1:5"
 ablate_kind = "cross"
-''')
+""")
     got = check_lecture(bad, config)
-    want = ["lecture step 1, haed: unknown field (did you mean 'head'?)",
-            "lecture step 2, layer: must be a whole number, got 'two'",
-            "lecture step 2, causal_mask: false needs a reference",
-            "lecture step 3, view: 'sideways' is not one of encoder, decoder, cross, masks",
-            "lecture step 3, ablate: item '2:x' is not layer:head",
-            "lecture step 4, force_at: force and force_at go together",
-            "lecture step 4, force: works on decoded output",
-            "lecture step 4, query: works on decoded output",
-            "lecture step 5, sentence: missing or empty",
-            "lecture step 6, layer: 3 is out of range 1..2 (the model has 2 encoder layers)",
-            "lecture step 6, ablate: 1:5: head 5 out of range 1..4"]
+    want = [
+        "lecture step 1, haed: unknown field (did you mean 'head'?)",
+        "lecture step 2, layer: must be a whole number, got 'two'",
+        "lecture step 2, causal_mask: false needs a reference",
+        "lecture step 3, view: 'sideways' is not one of encoder, decoder, cross, masks",
+        "lecture step 3, ablate: item '2:x' is not layer:head",
+        "lecture step 4, force_at: force and force_at go together",
+        "lecture step 4, force: works on decoded output",
+        "lecture step 4, query: works on decoded output",
+        "lecture step 5, sentence: missing or empty",
+        "lecture step 6, layer: 3 is out of range 1..2 (the model has 2 encoder layers)",
+        "lecture step 6, ablate: 1:5: head 5 out of range 1..4",
+    ]
     for w in want:
         assert any(p.startswith(w) for p in got), (w, got)
     assert len(got) == len(want), got
@@ -144,15 +147,31 @@ def test_files_that_cannot_open(tmp_path):
 
 
 def test_a_saved_step_reads_back(tmp_path):
-    step = LectureStep(0, sentence='그는 "의사"입니다.\\', caption="line one\nline two\ttab", reference="He is a doctor.",
-                       causal_mask=False, view="decoder", layer=2, head=3, decoder_step=4)
+    step = LectureStep(
+        0,
+        sentence='그는 "의사"입니다.\\',
+        caption="line one\nline two\ttab",
+        reference="He is a doctor.",
+        causal_mask=False,
+        view="decoder",
+        layer=2,
+        head=3,
+        decoder_step=4,
+    )
     data = tomllib.loads(step_toml(step))["steps"][0]
-    assert data == {"sentence": '그는 "의사"입니다.\\', "reference": "He is a doctor.", "causal_mask": False,
-                    "view": "decoder", "layer": 2, "head": 3, "step": 4, "caption": "line one\nline two\ttab"}
+    assert data == {
+        "sentence": '그는 "의사"입니다.\\',
+        "reference": "He is a doctor.",
+        "causal_mask": False,
+        "view": "decoder",
+        "layer": 2,
+        "head": 3,
+        "step": 4,
+        "caption": "line one\nline two\ttab",
+    }
     path = tmp_path / "mine.toml"
     assert append_step(path, step, title="Mine") == 1
-    beam = LectureStep(0, sentence="나는 학생입니다.", beam=4, decoding="beam", view="masks", mask=2, force="The",
-                       force_at=1)
+    beam = LectureStep(0, sentence="나는 학생입니다.", beam=4, decoding="beam", view="masks", mask=2, force="The", force_at=1)
     assert append_step(path, beam) == 2
     lec = load_lecture(path)
     assert lec.title == "Mine" and [s.ok for s in lec.steps] == [True, True]
@@ -165,6 +184,7 @@ def test_a_saved_step_reads_back(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------- Present mode
+
 
 def _wait_shown(qtbot, driver, index: int) -> None:
     qtbot.waitUntil(lambda: driver.done and driver.index == index, timeout=WORK_TIMEOUT_MS)
@@ -195,8 +215,9 @@ def test_clicker_keys_step_through_the_lecture_in_present_mode(qtbot, window, ti
     assert (text, kind, selected) == (A, "cross", (1, 2))
     assert A in present_caption
     assert "First caption." in driver.page.caption and "layer 2 / 2, head 3 / 4" in driver.page.drawn
-    header, caption = [w.text() for w in pw.findChildren(type(pw.caption)) if "Lecture ·" in w.text() or
-                       "First caption." in w.text()]
+    header, caption = [
+        w.text() for w in pw.findChildren(type(pw.caption)) if "Lecture ·" in w.text() or "First caption." in w.text()
+    ]
     assert "1 / 4" in header and "First caption." in caption
 
     _press(qtbot, pw, keys.Key_PageDown)  # what a clicker's "next" sends
@@ -214,8 +235,9 @@ def test_clicker_keys_step_through_the_lecture_in_present_mode(qtbot, window, ti
     with torch.inference_mode():
         src = torch.tensor([r.source.ids])
         enc = model.encode(src)
-        logits = model.decode(torch.tensor([[c.start_id] + ref[:-1]]), enc.memory, enc.src_key_padding_mask,
-                              causal=False).logits[0]
+        logits = model.decode(torch.tensor([[c.start_id] + ref[:-1]]), enc.memory, enc.src_key_padding_mask, causal=False).logits[
+            0
+        ]
     probs = logits.float().softmax(-1)[torch.arange(len(ref)), torch.tensor(ref)].tolist()
     line = [x for x in driver.page.note.splitlines() if x.startswith("p(reference token) at each position: ")]
     assert len(line) == 1 and len(ref) >= 2
@@ -255,7 +277,9 @@ def test_fast_clicks_runtime_problems_and_present_mode_reopened(qtbot, window, t
     from gui.window.lecture import open_lecture
     from gui.window.view_menu import toggle_present
 
-    text = TINY_LECTURE + f"""
+    text = (
+        TINY_LECTURE
+        + f"""
 [[steps]]
 sentence = "{A}"
 view = "cross"
@@ -270,6 +294,7 @@ head = 4
 query = 2
 caption = "Sixth caption."
 """
+    )
     (tmp_path / "t.toml").write_text(text, encoding="utf-8")
     driver = open_lecture(window, load_lecture(tmp_path / "t.toml"))
     _wait_shown(qtbot, driver, 0)
@@ -306,13 +331,25 @@ def test_save_state_as_lecture_step(qtbot, window, tmp_path, monkeypatch):
     window.select(1, 3)
     window.controls.set_position(2)
     step = step_from_window(window)
-    assert (step.sentence, step.reference, step.view, step.layer, step.head, step.decoder_step) == \
-        (A, "Is anyone home?", "decoder", 2, 4, 2)
+    assert (step.sentence, step.reference, step.view, step.layer, step.head, step.decoder_step) == (
+        A,
+        "Is anyone home?",
+        "decoder",
+        2,
+        4,
+        2,
+    )
     path = tmp_path / "saved.toml"
     append_step(path, step)
     again = load_lecture(path).steps[0]
-    assert (again.sentence, again.reference, again.view, again.layer, again.head, again.decoder_step) == \
-        (A, "Is anyone home?", "decoder", 2, 4, 2)
+    assert (again.sentence, again.reference, again.view, again.layer, again.head, again.decoder_step) == (
+        A,
+        "Is anyone home?",
+        "decoder",
+        2,
+        4,
+        2,
+    )
     action = next(a for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Save state as &lecture step…")
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), "*.toml"))
     action.trigger()  # the menu: appended as step 2 of the same file
@@ -321,6 +358,7 @@ def test_save_state_as_lecture_step(qtbot, window, tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- the deck
+
 
 def _pages_in_pdf(data: bytes) -> int:
     return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
@@ -331,8 +369,14 @@ def test_deck_in_one_command(tiny_checkpoint, tmp_path):
     path.write_text(TINY_LECTURE, encoding="utf-8")
     out = tmp_path / "deck"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    r = subprocess.run([sys.executable, "main.py", "--checkpoint", str(tiny_checkpoint), "--lecture", str(path),
-                        "--deck", str(out)], cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "main.py", "--checkpoint", str(tiny_checkpoint), "--lecture", str(path), "--deck", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert "warning: lecture step 3, head: 9 is out of range" in r.stderr
     pngs = sorted(out.glob("*.png"))
@@ -393,8 +437,11 @@ def near(value: float, claimed: str) -> str:
     of 0.9943 is ".99", never "1.00", as the slide's own cells print it); returns ``claimed``."""
     decimals = len(claimed.split(".")[1]) if "." in claimed else 0
     shown = f"{value:.{decimals}f}".replace("-", "−")
-    assert shown in (claimed, claimed.replace("−", "")) or float(shown.replace("−", "-")) == float(
-        claimed.replace("−", "-")), (value, shown, claimed)
+    assert shown in (claimed, claimed.replace("−", "")) or float(shown.replace("−", "-")) == float(claimed.replace("−", "-")), (
+        value,
+        shown,
+        claimed,
+    )
     return claimed
 
 
@@ -433,14 +480,26 @@ def check_positions(model, train):
     assert model.config.positional == "sinusoidal" and model.config.d_model // 2 == 128
     w = r.maps.encoder_self[0, 3]  # layer 1, head 4
     assert int(w[1].argmax()) == 1 and int(w[6].argmax()) == 6  # each ▁커피 on itself
-    return ["2", "7", "128", near(float(w[1, 1]), "0.56"), "2", near(float(w[1, 6]), "0.04"),
-            near(float(w[6, 6]), "0.82"), "7", near(float(w[6, 1]), "0.00")]
+    return [
+        "2",
+        "7",
+        "128",
+        near(float(w[1, 1]), "0.56"),
+        "2",
+        near(float(w[1, 6]), "0.04"),
+        near(float(w[6, 6]), "0.82"),
+        "7",
+        near(float(w[6, 1]), "0.00"),
+    ]
 
 
 def check_encoder(model, train):
     m = train.maps
-    return [aligned(m, "enc", 2, 4, "▁기", "를", "0.76"), aligned(m, "enc", 2, 4, "차", "를", "0.69"),
-            aligned(m, "enc", 2, 4, "를", "▁타고", "0.56")]
+    return [
+        aligned(m, "enc", 2, 4, "▁기", "를", "0.76"),
+        aligned(m, "enc", 2, 4, "차", "를", "0.69"),
+        aligned(m, "enc", 2, 4, "를", "▁타고", "0.56"),
+    ]
 
 
 def _forced(model, causal: bool):
@@ -462,8 +521,12 @@ def check_causal_off(model, train):
     w = off.maps.decoder_self
     t = w.shape[-1]
     share = w[:, :, range(t - 1), range(1, t)]
-    return [near(100 * float(share.mean()), "16"), near(100 * float(share[2, 0].mean()), "29"),
-            near(on.loss, "0.31"), near(off.loss, "1.40")]
+    return [
+        near(100 * float(share.mean()), "16"),
+        near(100 * float(share[2, 0].mean()), "29"),
+        near(on.loss, "0.31"),
+        near(off.loss, "1.40"),
+    ]
 
 
 def check_padding(model, train):
@@ -491,15 +554,23 @@ def check_step_by_step(model, train):
 
 def check_alignment(model, train):
     m = train.maps
-    return ["1", aligned(m, "cross", 1, 1, "▁school", "▁학교에", "1.00"), aligned(m, "cross", 1, 1, "▁I", "▁나는", "0.99"),
-            aligned(m, "cross", 1, 1, "▁go", "▁가", "0.97"), aligned(m, "cross", 1, 1, "▁train", "차", "0.70")]
+    return [
+        "1",
+        aligned(m, "cross", 1, 1, "▁school", "▁학교에", "1.00"),
+        aligned(m, "cross", 1, 1, "▁I", "▁나는", "0.99"),
+        aligned(m, "cross", 1, 1, "▁go", "▁가", "0.97"),
+        aligned(m, "cross", 1, 1, "▁train", "차", "0.70"),
+    ]
 
 
 def check_next_word(model, train):
     m = train.maps
     weights, _ = row(m, "cross", 4, 1, "▁by")
-    return [aligned(m, "cross", 4, 1, "▁by", "차", "0.67"), near(weights["▁기"], "0.27"),
-            aligned(m, "cross", 4, 1, "▁go", "▁학교에", "0.79")]
+    return [
+        aligned(m, "cross", 4, 1, "▁by", "차", "0.67"),
+        near(weights["▁기"], "0.27"),
+        aligned(m, "cross", 4, 1, "▁go", "▁학교에", "0.79"),
+    ]
 
 
 def check_inside(model, train):
@@ -510,16 +581,21 @@ def check_inside(model, train):
     order = sorted(range(len(st.key_tokens)), key=lambda i: -float(st.scores[i]))
     assert [st.key_tokens[i] for i in order[:2]] == ["차", "▁기"]
     first, second = order[:2]
-    return ["6", "64", near(float(st.scores[first]), "2.84"), near(float(st.scores[second]), "1.93"),
-            near(float(st.weights[first]), "0.67"), near(float(st.weights[second]), "0.27")]
+    return [
+        "6",
+        "64",
+        near(float(st.scores[first]), "2.84"),
+        near(float(st.scores[second]), "1.93"),
+        near(float(st.weights[first]), "0.67"),
+        near(float(st.weights[second]), "0.27"),
+    ]
 
 
 def check_heads(model, train):
     from core.analysis.head_stats import head_table
 
     table = {(h.layer, h.head): h for h in head_table(train.maps, "cross")}
-    return [near(table[1, 2].entropy, "1.75"), near(table[1, 1].entropy, "0.70"),
-            near(100 * table[1, 2].sink, "43")]
+    return [near(table[1, 2].entropy, "1.75"), near(table[1, 1].entropy, "0.70"), near(100 * table[1, 2].sink, "43")]
 
 
 def check_one_head(model, train):
@@ -644,8 +720,12 @@ def test_every_number_and_aligned_word_in_a_caption_is_true(title, model, train)
 
 
 def test_caption_numbers():
-    assert caption_numbers("log P −2.59 (row 6) in layer 4, head 1 (§3.2.2): 16% of 8,000 and 0.64, Eq. 1") == \
-        ["−2.59", "16", "8,000", "0.64"]
+    assert caption_numbers("log P −2.59 (row 6) in layer 4, head 1 (§3.2.2): 16% of 8,000 and 0.64, Eq. 1") == [
+        "−2.59",
+        "16",
+        "8,000",
+        "0.64",
+    ]
 
 
 def test_beam_note_gives_each_hypothesis_its_log_p():

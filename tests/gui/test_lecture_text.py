@@ -8,7 +8,8 @@ from PySide6 import QtCore, QtGui
 from gui.window.lecture_text import NOTE_MIN_PT, note_html, note_point_size
 
 TABLE = "query 6 ▁by · layer 4, head 1 · d_k = 64\nkey\tq·k/√d_k\tweight\n" + "\n".join(
-    f"▁토큰{i}\t{i * 0.37 - 2:.2f}\t{0.01 * i:.3f}" for i in range(12))
+    f"▁토큰{i}\t{i * 0.37 - 2:.2f}\t{0.01 * i:.3f}" for i in range(12)
+)
 
 
 def _size(note: str, pt: int, width: float | None = None) -> QtGui.QSizeF:

@@ -27,10 +27,12 @@ def ck(tiny_checkpoint):
 
 
 def test_view_model_is_qt_free():
-    code = ("import sys, gui.state.view_model; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2])
+    code = (
+        "import sys, gui.state.view_model; print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2]
+    )
     assert out.stdout.strip() == "[]"
 
 

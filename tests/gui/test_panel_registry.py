@@ -57,8 +57,7 @@ def registered(tmp_path, monkeypatch):
     sys.modules.pop("peak_panel", None)
 
 
-def test_a_registered_panel_gets_its_tab_follows_the_view_model_and_exports(qtbot, tiny_checkpoint, registered,
-                                                                             tmp_path):
+def test_a_registered_panel_gets_its_tab_follows_the_view_model_and_exports(qtbot, tiny_checkpoint, registered, tmp_path):
     from gui.export.files import export_npz
 
     win = open_window(qtbot, tiny_checkpoint)

@@ -23,7 +23,7 @@ class _Screen:
     def __init__(self, w: int, h: int) -> None:
         self.rect = QtCore.QRect(0, 0, w, h)
 
-    def availableGeometry(self):  # noqa: N802 (Qt naming)
+    def availableGeometry(self):
         return self.rect
 
 
@@ -43,8 +43,7 @@ def _fully_visible(widget) -> bool:
 
 def _on_screen(widget) -> bool:
     win = widget.window()
-    return widget.isVisible() and win.rect().intersects(QtCore.QRect(widget.mapTo(win, QtCore.QPoint(0, 0)),
-                                                                    widget.size()))
+    return widget.isVisible() and win.rect().intersects(QtCore.QRect(widget.mapTo(win, QtCore.QPoint(0, 0)), widget.size()))
 
 
 def test_at_1280x720_the_grid_and_the_larger_map_show_without_scrolling(qtbot, tiny_checkpoint):
@@ -124,8 +123,11 @@ def _sideways_scroll(widget) -> list[str]:
         if isinstance(parent, QtWidgets.QScrollArea):
             areas.append(parent)
         parent = parent.parentWidget()
-    return [f"{type(a.widget()).__name__} needs {a.widget().minimumSizeHint().width()} px, has {a.viewport().width()}"
-            for a in areas if a.isVisible() and a.horizontalScrollBar().maximum() > 0]
+    return [
+        f"{type(a.widget()).__name__} needs {a.widget().minimumSizeHint().width()} px, has {a.viewport().width()}"
+        for a in areas
+        if a.isVisible() and a.horizontalScrollBar().maximum() > 0
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +135,21 @@ def opus_shaped_checkpoint(tmp_path_factory, tiny_tokenizers):
     """6 + 6 layers × 8 heads (OPUS-MT's shape, tiny widths): the largest grids and head boxes."""
     from tests.support import save_tiny
 
-    return save_tiny(tmp_path_factory.mktemp("ckpt6x8") / "six-by-eight", tiny_tokenizers, seed=3, d_model=32,
-                     n_heads=8, n_encoder_layers=6, n_decoder_layers=6)
+    return save_tiny(
+        tmp_path_factory.mktemp("ckpt6x8") / "six-by-eight",
+        tiny_tokenizers,
+        seed=3,
+        d_model=32,
+        n_heads=8,
+        n_encoder_layers=6,
+        n_decoder_layers=6,
+    )
 
 
 @pytest.mark.parametrize("shape", ["4 heads", "6 × 8 heads"])
-def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(qtbot, tiny_checkpoint,
-                                                                               opus_shaped_checkpoint, shape):
+def test_every_experiment_tab_fits_the_docks_width_without_sideways_scrolling(
+    qtbot, tiny_checkpoint, opus_shaped_checkpoint, shape
+):
     win = open_window(qtbot, tiny_checkpoint if shape == "4 heads" else opus_shaped_checkpoint, size=(1280, 720))
     type_and_translate(qtbot, win, "비가 와서 우리는 집에 있었어요.")
     tabs = win.live.tabs

@@ -22,10 +22,15 @@ def probe(window_manager: bool) -> dict:
     inner = f"{sys.executable} -m tests.support.x11_window_probe 1600 950"
     if window_manager:
         inner = f"openbox & sleep 1; {inner}; kill %1"
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"} | {"QT_QPA_PLATFORM": "xcb",
-                                                                            "PYTHONPATH": str(ROOT)}
-    res = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", "bash", "-c", inner], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"} | {"QT_QPA_PLATFORM": "xcb", "PYTHONPATH": str(ROOT)}
+    res = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", "bash", "-c", inner],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0, res.stderr[-1500:]
     return json.loads([x for x in res.stdout.splitlines() if x.startswith("{")][-1])
 

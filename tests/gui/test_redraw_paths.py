@@ -169,8 +169,10 @@ def test_token_labels_are_drawn_as_pyqtgraph_draws_them(qtbot):
         assert (fast & plain).sum() / (fast | plain).sum() >= 0.9
 
 
-@pytest.mark.parametrize("make", [lambda: Heatmap(pg.colormap.get("viridis")), TopKPanel, lambda: MaskView("m"),
-                                  lambda: HeadGrid(pg.colormap.get("viridis"))])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: Heatmap(pg.colormap.get("viridis")), TopKPanel, lambda: MaskView("m"), lambda: HeadGrid(pg.colormap.get("viridis"))],
+)
 def test_per_step_views_paint_their_background_directly(qtbot, make):
     view = make()
     qtbot.addWidget(view)

@@ -116,8 +116,14 @@ def test_cli_gives_translation_or_one_line_error(ck, capsys, name):
 
 def test_cli_reads_stdin_keeps_blank_lines_aligned(ck):
     lines = "나는 학생입니다.\n\n외로워.\n"
-    p = subprocess.run([sys.executable, "-m", "core", "translate", "-", "--checkpoint", str(ck.path)],
-                       input=lines, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "core", "translate", "-", "--checkpoint", str(ck.path)],
+        input=lines,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0
     out = p.stdout.splitlines()
     assert len(out) == 3 and out[1] == "" and out[0] and out[2]  # one output line per input line
@@ -125,8 +131,21 @@ def test_cli_reads_stdin_keeps_blank_lines_aligned(ck):
 
 
 def test_cli_invalid_utf8_argument_is_accounted_as_unk(ck):
-    p = subprocess.run([sys.executable.encode(), b"-m", b"core", b"translate", b"\xff\xfe \xea\xb0\x80", b"--json",
-                        b"--checkpoint", str(ck.path).encode()], capture_output=True, cwd=ROOT, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable.encode(),
+            b"-m",
+            b"core",
+            b"translate",
+            b"\xff\xfe \xea\xb0\x80",
+            b"--json",
+            b"--checkpoint",
+            str(ck.path).encode(),
+        ],
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert data["src_tokens"].count("[UNK]") >= 2 and "unknown to the model" in data["notice"]

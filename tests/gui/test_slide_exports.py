@@ -27,8 +27,11 @@ from gui.window import view_menu as display
 from tests.support.gui import TEXT, type_and_translate
 
 RSVG = shutil.which("rsvg-convert")
-needs_rsvg = pytest.mark.skipif(RSVG is None, reason="rsvg-convert is not installed (Debian: apt-get install "
-                                "librsvg2-bin; .ci/run installs it): the librsvg rasterisation is not checked")
+needs_rsvg = pytest.mark.skipif(
+    RSVG is None,
+    reason="rsvg-convert is not installed (Debian: apt-get install "
+    "librsvg2-bin; .ci/run installs it): the librsvg rasterisation is not checked",
+)
 ROWS, COLS = 10, 12
 ZOOM = 2  # rsvg-convert -z: the SVG at twice its px, as a slide shows it
 _CELLS = re.compile(r'<g class="heatmap-cells" transform="matrix\(([^)]*)\)"[^>]*>(.*?)</g>', re.S)
@@ -52,8 +55,13 @@ def _map(qtbot, mask: np.ndarray | None = None) -> Heatmap:
     hm = Heatmap(pg.colormap.get("viridis"))
     qtbot.addWidget(hm)
     hm.resize(640, 520)
-    hm.set_matrix(_weights(), mask, [f"▁tok{i}" for i in range(ROWS)], [f"열쇠{j}" for j in range(COLS)],
-                  title="cross-attention, layer 1, head 1")
+    hm.set_matrix(
+        _weights(),
+        mask,
+        [f"▁tok{i}" for i in range(ROWS)],
+        [f"열쇠{j}" for j in range(COLS)],
+        title="cross-attention, layer 1, head 1",
+    )
     hm.show()
     qtbot.wait(20)
     return hm
@@ -71,7 +79,7 @@ def _cells(svg: str) -> tuple[tuple[float, ...], list[tuple[int, int, np.ndarray
     groups = _CELLS.findall(svg)
     assert len(groups) == 1
     matrix, body = groups[0]
-    rects = [(int(y), int(x), np.array([int(f[i:i + 2], 16) for i in (0, 2, 4)])) for x, y, f in _RECT.findall(body)]
+    rects = [(int(y), int(x), np.array([int(f[i : i + 2], 16) for i in (0, 2, 4)])) for x, y, f in _RECT.findall(body)]
     return tuple(float(v) for v in matrix.split(",")), rects
 
 
@@ -88,7 +96,7 @@ def test_map_svg_draws_one_rect_per_cell_in_the_screen_colours(qtbot, tmp_path):
         assert np.abs(rgb - _expected(hm, weights[r, col])).max() <= 3, (r, col)
     images = re.findall(r'<image [^>]*width="([^"]+)" height="([^"]+)"', svg)
     assert images == [("1", "256")]  # the colour bar's gradient only: no 12 × 10 bitmap of the map
-    assert "<text" not in svg and "shape-rendering=\"crispEdges\"" in svg
+    assert "<text" not in svg and 'shape-rendering="crispEdges"' in svg
     assert out.rows_drawn == list(range(ROWS)) and out.cols_drawn == list(range(COLS))  # labels as before
 
 
@@ -122,7 +130,7 @@ def test_librsvg_draws_sharp_cells_in_the_colour_map_colours(qtbot, tmp_path):
         return int(round(ZOOM * (f + row * d)))
 
     px = _rasterise(out.path)
-    middle = px[y_of(0.3):y_of(0.7), x_of(0.1):x_of(0.9)]  # cell (0, 0): weak, dark; its value in light text
+    middle = px[y_of(0.3) : y_of(0.7), x_of(0.1) : x_of(0.9)]  # cell (0, 0): weak, dark; its value in light text
     assert (middle.min(-1) > 200).sum() > 10
     hm.set_show_values(False)  # the cells alone from here
     out = export_map(tmp_path / "map.svg", hm, "svg")
@@ -133,18 +141,18 @@ def test_librsvg_draws_sharp_cells_in_the_colour_map_colours(qtbot, tmp_path):
     weights, widths = _weights(), []
     for r in range(ROWS):
         for col in range(COLS - 1):
-            inside = px[y_of(r + 0.2):y_of(r + 0.8), x_of(col + 0.2):x_of(col + 0.8)].reshape(-1, 3)
+            inside = px[y_of(r + 0.2) : y_of(r + 0.8), x_of(col + 0.2) : x_of(col + 0.8)].reshape(-1, 3)
             want = _expected(hm, weights[r, col])
             assert np.abs(inside - want).max() <= 4, (r, col, want, inside.min(0), inside.max(0))  # flat, the map's colour
             if col < COLS - 2:  # across the edge to the right neighbour, through the middle of the row
-                line = px[y_of(r + 0.5), x_of(col + 0.5):x_of(col + 1.5)]
+                line = px[y_of(r + 0.5), x_of(col + 0.5) : x_of(col + 1.5)]
                 widths.append(_transition(line, want, _expected(hm, weights[r, col + 1])))
             if r < ROWS - 1:  # down to the neighbour below
-                line = px[y_of(r + 0.5):y_of(r + 1.5), x_of(col + 0.5)]
+                line = px[y_of(r + 0.5) : y_of(r + 1.5), x_of(col + 0.5)]
                 widths.append(_transition(line, want, _expected(hm, weights[r + 1, col])))
     assert max(widths) <= 1, f"cell edges blur over {max(widths)} px"  # Qt's bitmap, smoothed: a ramp of a cell's width
     # the masked column is the screen's hatch: greys only, light and dark stripes
-    hatch = px[y_of(0.1):y_of(ROWS - 0.1), x_of(COLS - 0.9):x_of(COLS - 0.1)].reshape(-1, 3)
+    hatch = px[y_of(0.1) : y_of(ROWS - 0.1), x_of(COLS - 0.9) : x_of(COLS - 0.1)].reshape(-1, 3)
     assert (hatch.max(-1) - hatch.min(-1)).max() <= 3
     assert (np.abs(hatch - 215).max(-1) <= 12).mean() > 0.5 and (np.abs(hatch - 120).max(-1) <= 12).mean() > 0.05
 

@@ -249,12 +249,13 @@ def test_raster_svg_of_the_grid_embeds_each_map_at_its_own_size(qtbot):
     grid.resize(800, 600)
     grid.show()
     rng = np.random.default_rng(0)
-    cells = [Cell(f"L{i // 8 + 1} H{i % 8 + 1}", rng.random((9, 9)).astype(np.float32), None, (i // 8, i % 8))
-             for i in range(48)]
+    cells = [Cell(f"L{i // 8 + 1} H{i % 8 + 1}", rng.random((9, 9)).astype(np.float32), None, (i // 8, i % 8)) for i in range(48)]
     grid.set_cells(cells, 8)
     qtbot.waitUntil(lambda: grid.views[0].width() > 20)
     grid.set_cells(cells, 8)
     svg, _ = svg_document(grid, vector=False)
-    sizes = {QtGui.QImage.fromData(base64.b64decode(b)).size().toTuple()
-             for b in re.findall(r'xlink:href="data:image/png;base64,([^"]+)"', svg)}
+    sizes = {
+        QtGui.QImage.fromData(base64.b64decode(b)).size().toTuple()
+        for b in re.findall(r'xlink:href="data:image/png;base64,([^"]+)"', svg)
+    }
     assert sizes == {(9, 9)}

@@ -42,8 +42,7 @@ def test_confidence_is_the_mean_log_probability_per_token(ck):
 
 
 def test_cli_json_carries_the_notice_and_the_score(capsys):
-    code = cli_main(["translate", "The decoder looks at the encoder output.", "--checkpoint", str(shipped()),
-                     "--json"])
+    code = cli_main(["translate", "The decoder looks at the encoder output.", "--checkpoint", str(shipped()), "--json"])
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert code == 0 and out["not_korean"] is True and "no Korean (Hangul) text" in out["notice"]

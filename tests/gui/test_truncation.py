@@ -58,8 +58,22 @@ def test_output_stopped_by_the_budget_gets_a_notice(ck):
 
 
 def test_cli_reports_a_cut_reference_on_stderr_and_in_json(tiny_checkpoint, capsys):
-    assert main(["translate", SENTENCES[0], "--checkpoint", str(tiny_checkpoint), "--device", "cpu",
-                 "--reference", LONG_REF, "--json"]) == 0
+    assert (
+        main(
+            [
+                "translate",
+                SENTENCES[0],
+                "--checkpoint",
+                str(tiny_checkpoint),
+                "--device",
+                "cpu",
+                "--reference",
+                LONG_REF,
+                "--json",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     data = json.loads(out)
     assert "reference has" in data["notice"] and "reference has" in err
@@ -67,8 +81,7 @@ def test_cli_reports_a_cut_reference_on_stderr_and_in_json(tiny_checkpoint, caps
 
 
 def test_cli_reports_a_cut_source(tiny_checkpoint, capsys):
-    assert main(["translate", "가나다라마바사 " * 100, "--checkpoint", str(tiny_checkpoint), "--device", "cpu",
-                 "--json"]) == 0
+    assert main(["translate", "가나다라마바사 " * 100, "--checkpoint", str(tiny_checkpoint), "--device", "cpu", "--json"]) == 0
     out, err = capsys.readouterr()
     assert "only the first" in json.loads(out)["notice"] and "notice: input has" in err
 
@@ -85,7 +98,6 @@ def test_gui_status_bar_shows_a_cut_reference(qtbot, tiny_checkpoint):
     win.translate()
     # wait for the window to have *handled* the result (waitSignal returns when the worker emits,
     # possibly before the queued slot on the GUI thread has run)
-    qtbot.waitUntil(lambda: win.result is not None and "reference has" in win.status.currentMessage(),
-                    timeout=30000)
+    qtbot.waitUntil(lambda: win.result is not None and "reference has" in win.status.currentMessage(), timeout=30000)
     assert win.result.steps[-1].token != EOS
     win.close()

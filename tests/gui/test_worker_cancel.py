@@ -50,8 +50,11 @@ def app(qtbot, tiny_checkpoint, monkeypatch):
     monkeypatch.setattr(gui.workers.model_worker, "start", fake)
     gate = threading.Event()  # a checkpoint load that cannot be interrupted, until the gate opens
     real_load = gui.workers.model_worker.load_checkpoint
-    monkeypatch.setattr(gui.workers.model_worker, "load_checkpoint",
-                        lambda path, device="auto", **kw: gate.wait(20) and real_load(path, device, **kw))
+    monkeypatch.setattr(
+        gui.workers.model_worker,
+        "load_checkpoint",
+        lambda path, device="auto", **kw: gate.wait(20) and real_load(path, device, **kw),
+    )
     events = {"cancelled": [], "translated": []}
     win.worker.cancelled.connect(events["cancelled"].append)
     win.worker.translated.connect(lambda rid, result, ms: events["translated"].append(rid))
@@ -77,8 +80,7 @@ def test_cancel_drops_a_waiting_request_and_the_running_one(qtbot, app):
     qtbot.waitUntil(win.inputs.cancel_button.isEnabled, timeout=5000)  # the window has seen "busy"
     qtbot.mouseClick(win.inputs.cancel_button, QtCore.Qt.MouseButton.LeftButton)
     # wait on recorded state, not on one emission: other requests may be answered "cancelled" too
-    qtbot.waitUntil(lambda: running in events["cancelled"] and "cancelled" in win.status.currentMessage(),
-                    timeout=20000)
+    qtbot.waitUntil(lambda: running in events["cancelled"] and "cancelled" in win.status.currentMessage(), timeout=20000)
     assert fake.stopped == ["block: a long search"] and events["translated"] == []
 
 

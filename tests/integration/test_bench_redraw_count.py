@@ -16,5 +16,6 @@ def test_count_divides_callgrinds_totals_by_the_steps(monkeypatch, tmp_path):
         out = next(a.split("=", 1)[1] for a in cmd if a.startswith("--callgrind-out-file="))
         with open(out, "w") as f:
             f.write("events: Ir\nsummary: 0\ntotals: 1234000000\n")
+
     monkeypatch.setattr(rc.subprocess, "run", fake_run)
     assert rc.count("decoder", 20) == 61.7

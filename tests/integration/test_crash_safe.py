@@ -29,8 +29,14 @@ STEPS = 8
 
 def drive(out, steps=STEPS, *extra: str, timeout: int = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tests.support.crash_driver", str(out), str(steps), *extra], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tests.support.crash_driver", str(out), str(steps), *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def weights(run) -> dict[str, torch.Tensor]:
@@ -82,8 +88,13 @@ def test_killed_at_random_times_resumes_to_the_uninterrupted_weights(reference, 
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     for trial in range(3):
         out = tmp_path / f"run{trial}"
-        proc = subprocess.Popen([sys.executable, "-m", "tests.support.crash_driver", str(out), str(STEPS)], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.crash_driver", str(out), str(STEPS)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + 60
         while not (out / "options.json").exists() and time.time() < deadline:  # training has started
             time.sleep(0.05)
@@ -138,16 +149,28 @@ def test_full_disk_on_the_command_line_is_one_error_line(tmp_path):
     res = drive(out, STEPS, "--die", "save_file:1")  # sanity: the driver's hook works from the CLI too
     assert res.returncode == 137
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cli = subprocess.run([sys.executable, "-c", (
-        "import errno, sys\n"
-        "import core.training.train as t\n"
-        "def full(*a, **k): raise OSError(errno.ENOSPC, 'No space left on device')\n"
-        "t.save_train_state = full\n"
-        "from core.__main__ import main\n"
-        f"sys.exit(main(['train', '--train', r'{ROOT / 'tests/fixtures/tiny'}', '--valid', r'{ROOT / 'tests/fixtures/tiny'}',"
-        f" '--out', r'{tmp_path / 'cli'}', '--src-vocab', '120', '--tgt-vocab', '100', '--d-model', '32',"
-        " '--n-heads', '4', '--layers', '1', '--d-ff', '32', '--max-steps', '3', '--save-every', '2', '--threads', '1']))")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import errno, sys\n"
+                "import core.training.train as t\n"
+                "def full(*a, **k): raise OSError(errno.ENOSPC, 'No space left on device')\n"
+                "t.save_train_state = full\n"
+                "from core.__main__ import main\n"
+                f"sys.exit(main(['train', '--train', r'{ROOT / 'tests/fixtures/tiny'}',"
+                f" '--valid', r'{ROOT / 'tests/fixtures/tiny'}',"
+                f" '--out', r'{tmp_path / 'cli'}', '--src-vocab', '120', '--tgt-vocab', '100', '--d-model', '32',"
+                " '--n-heads', '4', '--layers', '1', '--d-ff', '32', '--max-steps', '3', '--save-every', '2', '--threads', '1']))"
+            ),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 2, cli.stderr[-1500:]
     errors = [x for x in cli.stderr.splitlines() if x.startswith("error:")]
     assert len(errors) == 1 and "No space left on device" in errors[0]

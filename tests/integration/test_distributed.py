@@ -49,9 +49,26 @@ RUNS = {
 
 
 def options(out, **kw) -> TrainOptions:
-    base = dict(train=[f"{FIXTURES / 'tiny'}*2"], valid=[str(FIXTURES / "tiny")], out=str(out), src_vocab=120,
-                tgt_vocab=100, d_model=32, n_heads=4, layers=2, d_ff=64, max_len=48, max_tokens=120,
-                max_steps=STEPS, warmup=4, threads=1, valid_every=1, save_every=3, seed=7, dist_timeout=300)
+    base = dict(
+        train=[f"{FIXTURES / 'tiny'}*2"],
+        valid=[str(FIXTURES / "tiny")],
+        out=str(out),
+        src_vocab=120,
+        tgt_vocab=100,
+        d_model=32,
+        n_heads=4,
+        layers=2,
+        d_ff=64,
+        max_len=48,
+        max_tokens=120,
+        max_steps=STEPS,
+        warmup=4,
+        threads=1,
+        valid_every=1,
+        save_every=3,
+        seed=7,
+        dist_timeout=300,
+    )
     return TrainOptions(**{**base, **kw})
 
 
@@ -83,8 +100,7 @@ def _worker(rank: int, world: int, ports: list[int], root: str) -> None:
         shutil.copytree(Path(root) / "ddp_half", Path(root) / "to_one")  # saved by 2 processes, resumed on 1
         warnings = _Collect()
         logging.getLogger("core").addHandler(warnings)
-        train(TrainOptions(train=[], valid=[], out=str(Path(root) / "to_one")), resume=True,
-              overrides={"max_steps": STEPS})
+        train(TrainOptions(train=[], valid=[], out=str(Path(root) / "to_one")), resume=True, overrides={"max_steps": STEPS})
         record["warnings"] = warnings.messages
     torch.save(record, Path(root) / f"rank{rank}.pt")
 
@@ -114,8 +130,7 @@ def ddp_runs(tmp_path_factory):
 
 
 def curve(run: Path) -> list[tuple[int, float, float]]:
-    return [(e["step"], e["train_loss"], e["valid_nll"])
-            for e in map(json.loads, (run / "log.jsonl").read_text().splitlines())]
+    return [(e["step"], e["train_loss"], e["valid_nll"]) for e in map(json.loads, (run / "log.jsonl").read_text().splitlines())]
 
 
 def assert_same_curve(a, b):
@@ -171,8 +186,21 @@ def test_bf16_under_ddp_follows_the_bf16_single_process_curve(ddp_runs):
 
 
 def torchrun(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-           "--master_port", str(free_port()), "-m", "core", "train", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_addr",
+        "127.0.0.1",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "core",
+        "train",
+        *args,
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -202,13 +230,55 @@ def test_resume_on_a_different_number_of_processes_continues_the_curve(ddp_runs)
 
 def test_a_killed_rank_stops_the_other_with_an_error(tmp_path):
     out = tmp_path / "killed"
-    args = ["-m", "core", "train", "--train", f"{FIXTURES / 'tiny'}*2", "--valid", str(FIXTURES / "tiny"),
-            "--out", str(out), "--src-vocab", "120", "--tgt-vocab", "100", "--d-model", "32", "--n-heads", "4",
-            "--layers", "2", "--d-ff", "64", "--max-len", "48", "--max-tokens", "120", "--max-steps", "100000",
-            "--threads", "1", "--valid-every", "1", "--save-every", "100000", "--dist-timeout", "30"]
+    args = [
+        "-m",
+        "core",
+        "train",
+        "--train",
+        f"{FIXTURES / 'tiny'}*2",
+        "--valid",
+        str(FIXTURES / "tiny"),
+        "--out",
+        str(out),
+        "--src-vocab",
+        "120",
+        "--tgt-vocab",
+        "100",
+        "--d-model",
+        "32",
+        "--n-heads",
+        "4",
+        "--layers",
+        "2",
+        "--d-ff",
+        "64",
+        "--max-len",
+        "48",
+        "--max-tokens",
+        "120",
+        "--max-steps",
+        "100000",
+        "--threads",
+        "1",
+        "--valid-every",
+        "1",
+        "--save-every",
+        "100000",
+        "--dist-timeout",
+        "30",
+    ]
     base = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": "2"}
-    procs = [subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**base, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**base, "RANK": str(r), "LOCAL_RANK": str(r)},
+        )
+        for r in range(2)
+    ]
     try:
         deadline = time.time() + 300  # start-up on a loaded 2-core machine
         while not (out / "log.jsonl").exists() or len((out / "log.jsonl").read_text().splitlines()) < 2:
@@ -231,17 +301,72 @@ def test_torchrun_killed_at_random_times_resumes_to_the_uninterrupted_weights(dd
     import random
 
     root, _ = ddp_runs
-    args = ["--train", f"{FIXTURES / 'tiny'}*2", "--valid", str(FIXTURES / "tiny"), "--src-vocab", "120",
-            "--tgt-vocab", "100", "--d-model", "32", "--n-heads", "4", "--layers", "2", "--d-ff", "64", "--max-len", "48",
-            "--max-tokens", "120", "--max-steps", str(STEPS), "--warmup", "4", "--threads", "1", "--valid-every", "1",
-            "--save-every", "3", "--seed", "7", "--dist-timeout", "300", "--dropout", "0.1"]
+    args = [
+        "--train",
+        f"{FIXTURES / 'tiny'}*2",
+        "--valid",
+        str(FIXTURES / "tiny"),
+        "--src-vocab",
+        "120",
+        "--tgt-vocab",
+        "100",
+        "--d-model",
+        "32",
+        "--n-heads",
+        "4",
+        "--layers",
+        "2",
+        "--d-ff",
+        "64",
+        "--max-len",
+        "48",
+        "--max-tokens",
+        "120",
+        "--max-steps",
+        str(STEPS),
+        "--warmup",
+        "4",
+        "--threads",
+        "1",
+        "--valid-every",
+        "1",
+        "--save-every",
+        "3",
+        "--seed",
+        "7",
+        "--dist-timeout",
+        "300",
+        "--dropout",
+        "0.1",
+    ]
     rng = random.Random(2026)
     for trial in range(2):
         run = tmp_path / f"killed{trial}"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-               "--master_port", str(free_port()), "-m", "core", "train", *args, "--out", str(run)]
-        proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_addr",
+            "127.0.0.1",
+            "--master_port",
+            str(free_port()),
+            "-m",
+            "core",
+            "train",
+            *args,
+            "--out",
+            str(run),
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.time() + 300
         while not (run / "options.json").exists() and time.time() < deadline and proc.poll() is None:
             time.sleep(0.05)

@@ -62,7 +62,7 @@ def fenced_blocks(text: str) -> list[tuple[int, list[str]]]:
         indent, fence, body, j = m["indent"], m["fence"], [], i + 1
         while j < len(lines) and not (lines[j].strip().startswith(fence) and not lines[j].strip().strip(fence[0])):
             line = lines[j]
-            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             j += 1
         if m["info"].lower() in SHELL:
             blocks.append((i + 2, body))
@@ -110,15 +110,18 @@ def split_statements(line: str) -> list[str]:
             quote = c
             cur.append(c)
         elif c == "\\" and i + 1 < len(line):
-            cur.append(line[i:i + 2])
+            cur.append(line[i : i + 2])
             i += 1
         elif c == "#" and (not cur or "".join(cur)[-1:].isspace()):
             break
-        elif c == ";" or (c == "|" and (line[i + 1:i + 2] == "|" or line[i - 1:i].isspace() or line[i + 1:i + 2].isspace())) \
-                or (c == "&" and line[i - 1:i] != ">" and line[i + 1:i + 2] != ">"):
+        elif (
+            c == ";"
+            or (c == "|" and (line[i + 1 : i + 2] == "|" or line[i - 1 : i].isspace() or line[i + 1 : i + 2].isspace()))
+            or (c == "&" and line[i - 1 : i] != ">" and line[i + 1 : i + 2] != ">")
+        ):
             parts.append("".join(cur))
             cur = []
-            if line[i + 1:i + 2] == c:  # && or ||
+            if line[i + 1 : i + 2] == c:  # && or ||
                 i += 1
         else:
             cur.append(c)
@@ -167,7 +170,7 @@ def project_statement(tokens: list[str]) -> bool:
         return False
     prog, args = tokens[0], tokens[1:]
     if Path(prog).name in ("attention-studio", "torchrun") and (Path(prog).name != "torchrun" or "-m" in args):
-        return Path(prog).name == "attention-studio" or project_module(args[args.index("-m") + 1:][:1])
+        return Path(prog).name == "attention-studio" or project_module(args[args.index("-m") + 1 :][:1])
     if is_python(prog) and args:
         return project_module(args[1:2]) if args[0] == "-m" else args[0].endswith(".py") and not args[0].startswith("-")
     return prog.endswith((".py", ".sh")) or (prog in ("bash", "sh") and bool(args) and args[0].endswith(".sh"))
@@ -205,6 +208,7 @@ def documented_commands() -> list[Command]:
 
 
 # --- the parsers -------------------------------------------------------------------------------------
+
 
 class _Captured(Exception):
     def __init__(self, parser: argparse.ArgumentParser):
@@ -290,7 +294,7 @@ def check(cmd: Command) -> str | None:
     prog, args = cmd.argv[0], cmd.argv[1:]
     name = Path(prog).name
     if name == "torchrun":
-        args = args[args.index("-m"):]
+        args = args[args.index("-m") :]
     elif name == "attention-studio":
         return (synopsis_error if is_synopsis(args) else parse_error)(app_parser(), args)
     elif not is_python(prog):
@@ -335,8 +339,16 @@ def test_documented_command_is_valid(cmd):
 def test_every_kind_of_command_is_found():
     """The extractor itself: each kind the docs use is found, so the check above is not vacuous."""
     kinds = {" ".join(c.argv[:3]) for c in COMMANDS}
-    for want in ("python -m core", "python main.py", "attention-studio", "python -m core.training.copy_augment",
-                 "python -m bench", "torchrun", "docs/experiments/ship.sh", "python3 packaging/build_standalone.py"):
+    for want in (
+        "python -m core",
+        "python main.py",
+        "attention-studio",
+        "python -m core.training.copy_augment",
+        "python -m bench",
+        "torchrun",
+        "docs/experiments/ship.sh",
+        "python3 packaging/build_standalone.py",
+    ):
         assert any(k.startswith(want) or want in k for k in kinds), (want, sorted(kinds))
     subcommands = {c.argv[c.argv.index("core") + 1] for c in COMMANDS if "core" in c.argv[:5] and c.argv[-1] != "core"}
     assert {"translate", "train", "average", "evaluate", "check", "import-marian"} <= subcommands, subcommands
@@ -344,12 +356,26 @@ def test_every_kind_of_command_is_found():
 
 
 def test_variables_set_in_the_block_expand_with_word_splitting():
-    text = ('```bash\nA="--train xp --valid dev --max-steps 40"\nC=../corpus; D=$C/data\n'
-            'OMP_NUM_THREADS=1 nohup python -m core train $A --out "$D/run 1" > log.txt 2>&1 &\n'
-            'python -m core train --train $T/x*4 \\\n  --out r   # a comment $Z\n```\n')
+    text = (
+        '```bash\nA="--train xp --valid dev --max-steps 40"\nC=../corpus; D=$C/data\n'
+        'OMP_NUM_THREADS=1 nohup python -m core train $A --out "$D/run 1" > log.txt 2>&1 &\n'
+        "python -m core train --train $T/x*4 \\\n  --out r   # a comment $Z\n```\n"
+    )
     first, second = commands_in(text, "t.md")
-    assert first.argv == ["python", "-m", "core", "train", "--train", "xp", "--valid", "dev", "--max-steps", "40",
-                          "--out", "../corpus/data/run 1"]
+    assert first.argv == [
+        "python",
+        "-m",
+        "core",
+        "train",
+        "--train",
+        "xp",
+        "--valid",
+        "dev",
+        "--max-steps",
+        "40",
+        "--out",
+        "../corpus/data/run 1",
+    ]
     assert second.argv == ["python", "-m", "core", "train", "--train", "T/x*4", "--out", "r"]
     assert check(first) is None and check(second) is None
 
@@ -400,6 +426,7 @@ def test_a_broken_command_fails_and_is_shown():
     assert problems["planted.md:18"] == "no such script docs/no_such_script.py"
     assert broken[-1].where == "planted.md:25" and "--no-such-option" in problems["planted.md:25"]
     # what the parametrized test prints for a broken line: file, line and the command as written
-    with pytest.raises(AssertionError, match=re.escape('planted.md:6: python -m core translate "나는 학생입니다." '
-                                                       "--no-such-option")):
+    with pytest.raises(
+        AssertionError, match=re.escape('planted.md:6: python -m core translate "나는 학생입니다." --no-such-option')
+    ):
         test_documented_command_is_valid(broken[0])

@@ -37,8 +37,10 @@ GUI_LAYERS = {
 }
 WINDOW_NAMES = ("win", "window", "main_window")
 # private members of pyqtgraph objects that have no public accessor (name -> why)
-THIRD_PARTY_PRIVATE = {"_font": "pyqtgraph AxisItem keeps its tick font only there",
-                       "_sizeHint": "pyqtgraph LabelItem's size-hint cache, overridden to drop its minimum width"}
+THIRD_PARTY_PRIVATE = {
+    "_font": "pyqtgraph AxisItem keeps its tick font only there",
+    "_sizeHint": "pyqtgraph LabelItem's size-hint cache, overridden to drop its minimum width",
+}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -113,8 +115,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def forbidden(graph: dict[str, set[str]], layer: str, banned: tuple[str, ...]) -> list[str]:
     """``module -> import`` lines where a module of ``layer`` imports something under ``banned``."""
-    return sorted(f"{m} -> {d}" for m, deps in graph.items() if m == layer or m.startswith(layer + ".")
-                  for d in deps if any(d == b or d.startswith(b + ".") for b in banned))
+    return sorted(
+        f"{m} -> {d}"
+        for m, deps in graph.items()
+        if m == layer or m.startswith(layer + ".")
+        for d in deps
+        if any(d == b or d.startswith(b + ".") for b in banned)
+    )
 
 
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -154,8 +161,9 @@ def private_reads(root: Path, package: str = "gui") -> list[str]:
             if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
                 continue
             v = node.value
-            own = (isinstance(v, ast.Name) and v.id in ("self", "cls")) or \
-                (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
+            own = (isinstance(v, ast.Name) and v.id in ("self", "cls")) or (
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super"
+            )
             if not own and node.attr not in THIRD_PARTY_PRIVATE:
                 out.append(f"{module_name(path, root)}:{node.lineno} {ast.unparse(node)}")
     return out
@@ -227,7 +235,8 @@ def test_planted_gui_violations_are_caught(tmp_path):
     (tmp_path / "gui/widgets/w.py").write_text("from gui.panels import p\n")
     (tmp_path / "gui/panels/p.py").write_text(
         "class P:\n    def __init__(self, win):\n        self.n = win.heatmap._args\n"
-        "        self.f = lambda window: 0\n        self.own = self._own\n        super()._x()\n")
+        "        self.f = lambda window: 0\n        self.own = self._own\n        super()._x()\n"
+    )
     (tmp_path / "gui/window/main.py").write_text("def build(win):\n    return win._left\n")
     graph = import_graph(tmp_path, ("gui",))
     assert forbidden(graph, "gui.widgets", GUI_LAYERS["gui.widgets"]) == ["gui.widgets.w -> gui.panels.p"]

@@ -42,6 +42,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 # --- average / import-marian never delete what is not their own output ---------------------------
 
+
 def test_average_into_the_run_folder_is_refused_and_deletes_nothing(tmp_path, capsys):
     run = tmp_path / "run"
     train(options(str(run), 4))
@@ -124,6 +125,7 @@ def test_average_compares_whole_tokenizers_not_only_pieces(two, tmp_path, tiny_t
 
 # --- a real full disk ------------------------------------------------------------------------------
 
+
 @contextlib.contextmanager
 def small_disk(tmp_path: Path, kib: int):
     """A tmpfs of ``kib`` KiB mounted at a new folder (root on Linux), or skip."""
@@ -154,8 +156,14 @@ def test_average_onto_a_real_full_disk_is_one_error_line_and_leaves_nothing(two,
     a, b = two
     with small_disk(tmp_path, 64) as disk:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        res = subprocess.run([sys.executable, "-m", "core", "average", str(a), str(b), "--out", str(disk / "avg")],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-m", "core", "average", str(a), str(b), "--out", str(disk / "avg")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert res.returncode == 2, res.stderr[-1500:]
         assert "Traceback" not in res.stderr
         errors = [x for x in res.stderr.splitlines() if x.startswith("error:")]
@@ -175,13 +183,46 @@ def test_training_onto_a_real_full_disk_is_one_error_line_and_resumes(tmp_path, 
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
 
         def command(folder: Path, *extra: str) -> subprocess.CompletedProcess:
-            args = ["--train", f"{ROOT / 'tests/fixtures/tiny'}*2", "--valid", str(ROOT / "tests/fixtures/tiny"),
-                    "--out", str(folder), "--src-vocab", "120", "--tgt-vocab", "100", "--d-model", "32",
-                    "--n-heads", "4", "--layers", "2", "--d-ff", "64", "--max-tokens", "120", "--max-steps", "8",
-                    "--save-every", "2", "--valid-every", "2", "--threads", "1", "--warmup", "4", "--chrf-lines",
-                    "4", "--keep", "2", *extra]
-            return subprocess.run([sys.executable, "-m", "core", "train", *args], cwd=ROOT, env=env,
-                                  capture_output=True, text=True, timeout=300)
+            args = [
+                "--train",
+                f"{ROOT / 'tests/fixtures/tiny'}*2",
+                "--valid",
+                str(ROOT / "tests/fixtures/tiny"),
+                "--out",
+                str(folder),
+                "--src-vocab",
+                "120",
+                "--tgt-vocab",
+                "100",
+                "--d-model",
+                "32",
+                "--n-heads",
+                "4",
+                "--layers",
+                "2",
+                "--d-ff",
+                "64",
+                "--max-tokens",
+                "120",
+                "--max-steps",
+                "8",
+                "--save-every",
+                "2",
+                "--valid-every",
+                "2",
+                "--threads",
+                "1",
+                "--warmup",
+                "4",
+                "--chrf-lines",
+                "4",
+                "--keep",
+                "2",
+                *extra,
+            ]
+            return subprocess.run(
+                [sys.executable, "-m", "core", "train", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+            )
 
         res = command(out)
         assert res.returncode == 2, (kib, res.returncode, res.stderr[-1500:])
@@ -202,6 +243,7 @@ def test_training_onto_a_real_full_disk_is_one_error_line_and_resumes(tmp_path, 
 
 # --- the run folder: an OS lock, resume before options.json, prune ---------------------------------
 
+
 def test_moving_the_lock_file_away_does_not_let_a_second_writer_in(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
@@ -211,8 +253,14 @@ def test_moving_the_lock_file_away_does_not_let_a_second_writer_in(tmp_path):
         with pytest.raises(RunLockedError, match="another training run"):
             train(options(str(out), 2))
         env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-        res = subprocess.run([sys.executable, "-m", "tests.support.crash_driver", str(out), "2"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-m", "tests.support.crash_driver", str(out), "2"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert res.returncode != 0 and "another training run" in res.stderr
         assert not step_dirs(out)
     finally:
@@ -225,15 +273,33 @@ def test_a_second_run_on_the_command_line_is_one_error_line(tmp_path):
     lock = RunLock(out).acquire()
     try:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-        res = subprocess.run([sys.executable, "-m", "core", "train", "--train", str(ROOT / "tests/fixtures/tiny"),
-                              "--valid", str(ROOT / "tests/fixtures/tiny"), "--out", str(out), "--max-steps", "1"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        res = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "core",
+                "train",
+                "--train",
+                str(ROOT / "tests/fixtures/tiny"),
+                "--valid",
+                str(ROOT / "tests/fixtures/tiny"),
+                "--out",
+                str(out),
+                "--max-steps",
+                "1",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         lock.release()
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert [x for x in res.stderr.splitlines() if x.startswith("error:")] == [
-        f"error: {out}: another training run (pid {os.getpid()}) is writing this folder; wait for it or choose "
-        "another --out"]
+        f"error: {out}: another training run (pid {os.getpid()}) is writing this folder; wait for it or choose another --out"
+    ]
 
 
 def test_a_run_killed_before_options_json_resumes_with_its_original_command(tmp_path):

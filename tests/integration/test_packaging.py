@@ -21,6 +21,7 @@ def _pyproject() -> dict:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
+
 INSTALLED = ("core", "gui", "checkpoints", "assets")  # the packages a wheel installs
 # Modules allowed to use __file__ (none); the test below fails if an entry is no longer needed.
 KNOWN: dict[str, str] = {}
@@ -53,8 +54,11 @@ def test_known_exceptions_are_still_needed():
 def test_wheel_package_data_carries_the_default_model_and_assets():
     cfg = _pyproject()["tool"]["setuptools"]
     assert set(INSTALLED) <= set(cfg["packages"]) and "bench" not in cfg["packages"]
-    subpackages = {str(init.parent.relative_to(ROOT)).replace("/", ".") for top in ("core", "gui")
-                   for init in (ROOT / top).rglob("__init__.py")}
+    subpackages = {
+        str(init.parent.relative_to(ROOT)).replace("/", ".")
+        for top in ("core", "gui")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
     assert subpackages <= set(cfg["packages"]), f"not in the wheel: {sorted(subpackages - set(cfg['packages']))}"
     data = cfg["package-data"]
 
@@ -66,8 +70,13 @@ def test_wheel_package_data_carries_the_default_model_and_assets():
     model = {f.split("/", 1)[1] for f in shipped("checkpoints")}
     assert model == {p.name for p in (ROOT / "checkpoints" / DEFAULT_MODEL).iterdir()}
     assert {f.split("/", 1)[0] for f in shipped("checkpoints")} == {DEFAULT_MODEL}  # ko-en-base stays out
-    assert {"fonts/NanumGothic.ttf", "fonts/OFL.txt", "icons/attention-studio.png", "icons/attention-studio.svg",
-            "attention-studio.desktop"} <= shipped("assets")
+    assert {
+        "fonts/NanumGothic.ttf",
+        "fonts/OFL.txt",
+        "icons/attention-studio.png",
+        "icons/attention-studio.svg",
+        "attention-studio.desktop",
+    } <= shipped("assets")
 
 
 RELOCATED = """
@@ -97,8 +106,14 @@ def test_data_is_found_wherever_the_packages_are_installed(tmp_path):
         os.symlink(ROOT / "checkpoints" / DEFAULT_MODEL, site / "checkpoints" / DEFAULT_MODEL)
     except OSError:
         pytest.skip("no symlinks here")
-    run = subprocess.run([sys.executable, "-c", RELOCATED.replace("SITE", repr(str(site)))], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
+    run = subprocess.run(
+        [sys.executable, "-c", RELOCATED.replace("SITE", repr(str(site)))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.startswith("ok ")
 

@@ -27,8 +27,15 @@ def test_shipped_checkpoints_are_complete():
     assert SHIPPED in shipped
     for ck in shipped:
         names = {p.name for p in ck.iterdir()}
-        assert {"config.json", "model.safetensors", "tokenizer_src.json", "tokenizer_tgt.json", "README.md",
-                "training.json", "eval.json"} <= names, ck
+        assert {
+            "config.json",
+            "model.safetensors",
+            "tokenizer_src.json",
+            "tokenizer_tgt.json",
+            "README.md",
+            "training.json",
+            "eval.json",
+        } <= names, ck
         assert (ck / "model.safetensors").stat().st_size < 60_000_000
 
 

@@ -38,8 +38,7 @@ sys.exit(main([]))
 def test_missing_xcb_library_prints_one_line_with_the_package_and_exits_2():
     env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
     env.update(QT_QPA_PLATFORM="xcb", DISPLAY=":99")
-    run = subprocess.run([sys.executable, "-c", HIDE_CURSOR_LIB], env=env, capture_output=True, text=True,
-                         timeout=120, cwd=ROOT)
+    run = subprocess.run([sys.executable, "-c", HIDE_CURSOR_LIB], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
     assert run.stdout == ""
     lines = run.stderr.splitlines()
@@ -58,13 +57,16 @@ def test_only_an_xcb_run_on_linux_is_checked():
     missing = system_deps.missing_message
     assert "libxcb-cursor0" in missing({"QT_QPA_PLATFORM": "xcb"}, "linux", loadable)
     assert "libxcb-cursor0" in missing({"DISPLAY": ":0"}, "linux", loadable)
-    assert "libxcb-cursor0" in missing({"QT_QPA_PLATFORM": "xcb:nograb;wayland", "WAYLAND_DISPLAY": "w"}, "linux",
-                                       loadable)
+    assert "libxcb-cursor0" in missing({"QT_QPA_PLATFORM": "xcb:nograb;wayland", "WAYLAND_DISPLAY": "w"}, "linux", loadable)
     assert missing({"DISPLAY": ":0", "QT_QPA_PLATFORM": "xcb"}, "linux", found) is None
-    for env, platform in (({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"}, "linux"),
-                          ({"QT_QPA_PLATFORM": "minimal", "DISPLAY": ":0"}, "linux"),
-                          ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "linux"),
-                          ({}, "linux"), ({"DISPLAY": ":0"}, "darwin"), ({"QT_QPA_PLATFORM": "xcb"}, "win32")):
+    for env, platform in (
+        ({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"}, "linux"),
+        ({"QT_QPA_PLATFORM": "minimal", "DISPLAY": ":0"}, "linux"),
+        ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "linux"),
+        ({}, "linux"),
+        ({"DISPLAY": ":0"}, "darwin"),
+        ({"QT_QPA_PLATFORM": "xcb"}, "win32"),
+    ):
         assert missing(env, platform, loadable) is None, (env, platform)
 
 
@@ -95,8 +97,9 @@ def test_offscreen_app_runs_even_with_every_library_missing(qtbot, monkeypatch, 
 
 
 def test_ci_and_readme_use_the_one_list():
-    listing = subprocess.run([sys.executable, str(ROOT / "gui" / "system_deps.py")], capture_output=True, text=True,
-                             timeout=60, check=True).stdout.split()
+    listing = subprocess.run(
+        [sys.executable, str(ROOT / "gui" / "system_deps.py")], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
     assert listing[:-1] == list(system_deps.QT_DEBS) and listing[-1] in system_deps.GLIB_DEBS
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "gui/system_deps.py" in ci and "libxcb-cursor0" not in ci
@@ -108,9 +111,14 @@ def test_only_a_screenshot_on_linux_without_a_display_is_made_offscreen():
     env: dict[str, str] = {}
     headless_platform("out.png", env, "linux")
     assert env == {"QT_QPA_PLATFORM": "offscreen"}
-    for env, platform, shot in (({"DISPLAY": ":0"}, "linux", "o.png"), ({"WAYLAND_DISPLAY": "w"}, "linux", "o.png"),
-                                ({"QT_QPA_PLATFORM": "xcb"}, "linux", "o.png"), ({}, "darwin", "o.png"),
-                                ({}, "win32", "o.png"), ({}, "linux", None)):
+    for env, platform, shot in (
+        ({"DISPLAY": ":0"}, "linux", "o.png"),
+        ({"WAYLAND_DISPLAY": "w"}, "linux", "o.png"),
+        ({"QT_QPA_PLATFORM": "xcb"}, "linux", "o.png"),
+        ({}, "darwin", "o.png"),
+        ({}, "win32", "o.png"),
+        ({}, "linux", None),
+    ):
         before = dict(env)
         headless_platform(shot, env, platform)
         assert env == before, (env, platform, shot)
@@ -119,9 +127,25 @@ def test_only_a_screenshot_on_linux_without_a_display_is_made_offscreen():
 def test_screenshot_without_a_display_or_platform(tmp_path, tiny_checkpoint):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     out = tmp_path / "shot.png"
-    run = subprocess.run([sys.executable, str(ROOT / "main.py"), "--checkpoint", str(tiny_checkpoint), "--text",
-                          "집에 누군가 있어?", "--size", "900x600", "--screenshot", str(out)],
-                         env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "main.py"),
+            "--checkpoint",
+            str(tiny_checkpoint),
+            "--text",
+            "집에 누군가 있어?",
+            "--size",
+            "900x600",
+            "--screenshot",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip() == f"saved {out}"
     image = QtGui.QImage(str(out))

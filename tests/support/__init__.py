@@ -18,8 +18,17 @@ SHIPPED = DEFAULT_CHECKPOINT
 
 
 def tiny_config(**kw) -> ModelConfig:
-    base = dict(src_vocab_size=40, tgt_vocab_size=36, d_model=32, n_heads=4, n_encoder_layers=2,
-                n_decoder_layers=2, d_ff=64, dropout=0.0, max_len=64)
+    base = dict(
+        src_vocab_size=40,
+        tgt_vocab_size=36,
+        d_model=32,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=64,
+    )
     base.update(kw)
     return ModelConfig(**base)
 
@@ -31,8 +40,7 @@ def save_tiny(path: Path, tokenizers, seed: int, **config) -> Path:
 
     src_tok, tgt_tok = tokenizers
     torch.manual_seed(seed)
-    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size,
-                                    **config)).eval()
+    model = Transformer(tiny_config(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, **config)).eval()
     return save_checkpoint(path, model, src_tok, tgt_tok)
 
 

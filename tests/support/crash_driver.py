@@ -30,10 +30,28 @@ POINTS = {
 def options(out: str, steps: int):
     from core.training.train import TrainOptions
 
-    return TrainOptions(train=[f"{FIXTURES / 'tiny'}*2"], valid=[str(FIXTURES / "tiny")], out=out,
-                        src_vocab=120, tgt_vocab=100, d_model=32, n_heads=4, layers=2, d_ff=64, max_len=48,
-                        max_tokens=120, max_steps=steps, warmup=4, threads=1, valid_every=2, save_every=2,
-                        dropout=0.1, seed=7, keep=3, chrf_lines=4)
+    return TrainOptions(
+        train=[f"{FIXTURES / 'tiny'}*2"],
+        valid=[str(FIXTURES / "tiny")],
+        out=out,
+        src_vocab=120,
+        tgt_vocab=100,
+        d_model=32,
+        n_heads=4,
+        layers=2,
+        d_ff=64,
+        max_len=48,
+        max_tokens=120,
+        max_steps=steps,
+        warmup=4,
+        threads=1,
+        valid_every=2,
+        save_every=2,
+        dropout=0.1,
+        seed=7,
+        keep=3,
+        chrf_lines=4,
+    )
 
 
 def arm(point: str, nth: int) -> None:
@@ -48,6 +66,7 @@ def arm(point: str, nth: int) -> None:
             if calls["n"] == nth:
                 os._exit(137)
             return fn(*a, **k)
+
         return dying
 
     if point == "tokenizer_save":

@@ -24,7 +24,7 @@ def require_import_extra():
     except ImportError as exc:
         if REQUIRED:
             raise
-        pytest.skip(f"needs the import extra (pip install -e \".[import]\"): {exc}")
+        pytest.skip(f'needs the import extra (pip install -e ".[import]"): {exc}')
 
 
 def corpus() -> tuple[list[str], list[str]]:
@@ -45,9 +45,16 @@ def train_spm(lines: list[str], vocab_size: int, path: Path, coverage: float = 1
     import sentencepiece as spm
 
     buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=buf, vocab_size=vocab_size,
-                                   model_type="unigram", character_coverage=coverage, hard_vocab_limit=False,
-                                   minloglevel=2, num_threads=1)
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=buf,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        character_coverage=coverage,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=1,
+    )
     path.write_bytes(buf.getvalue())
     sp = spm.SentencePieceProcessor(model_file=str(path))
     return [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
@@ -115,10 +122,23 @@ def build_marian(folder: Path, variant: str = "swish", seed: int = 0, probe: lis
 
     (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     tok = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
-    cfg = MarianConfig(vocab_size=v, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-                       decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function=act,
-                       scale_embedding=scale, max_position_embeddings=64, pad_token_id=v - 1,
-                       decoder_start_token_id=v - 1, eos_token_id=0, forced_eos_token_id=None)
+    cfg = MarianConfig(
+        vocab_size=v,
+        d_model=16,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        activation_function=act,
+        scale_embedding=scale,
+        max_position_embeddings=64,
+        pad_token_id=v - 1,
+        decoder_start_token_id=v - 1,
+        eos_token_id=0,
+        forced_eos_token_id=None,
+    )
     torch.manual_seed(seed)
     model = MarianMTModel(cfg)
     with torch.no_grad():

@@ -37,10 +37,12 @@ def main() -> int:
     toggle_present(win)
     wait(800)
     pw = win.present_window
-    out = {"free": [free.x(), free.y(), free.width(), free.height()],
-           "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
-           "present": [pw.geometry().x(), pw.geometry().y(), pw.geometry().width(), pw.geometry().height()],
-           "screen": [app.primaryScreen().geometry().width(), app.primaryScreen().geometry().height()]}
+    out = {
+        "free": [free.x(), free.y(), free.width(), free.height()],
+        "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
+        "present": [pw.geometry().x(), pw.geometry().y(), pw.geometry().width(), pw.geometry().height()],
+        "screen": [app.primaryScreen().geometry().width(), app.primaryScreen().geometry().height()],
+    }
     print(json.dumps(out))
     pw.close()
     win.close()
