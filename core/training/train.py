@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from core.checkpoints.atomic_io import atomic_dir, write_text_atomic
@@ -28,6 +27,7 @@ from core.training.data import DataSpec, collate, encode_pairs, make_batches, re
 from core.training.run_folder import RunLock, has_saves, newest_complete_save, prune, step_dirs, tidy, trim_log
 from core.training.schedule import learning_rate
 from core.training.state import load_train_state, save_train_state
+from core.training.step import apply_update, forward_loss, loss_fn, make_optimizer, set_learning_rate
 from core.training.summary import model_card, training_summary  # noqa: F401  (re-exported)
 from core.training.vocab import run_tokenizers
 from core.transformer.config import ModelConfig, check_fits_memory
@@ -118,31 +118,6 @@ def resume_options(saved: dict, given: dict) -> dict:
     if changed:
         raise ValueError("--resume continues the saved run; these options cannot change: " + "; ".join(changed))
     return {**saved, **given}
-
-
-def loss_fn(logits: torch.Tensor, target: torch.Tensor, pad_id: int, smoothing: float) -> torch.Tensor:
-    """Token-mean cross-entropy on raw logits ``[B, T, V]`` vs ``target [B, T]``, with label
-    smoothing ε (paper §5.4); positions whose target is ``pad_id`` are ignored. Returns a scalar (nats).
-
-    Log-softmax is applied here: logits must not be softmaxed before.
-
-    Smoothing never puts mass on [PAD]: the target distribution is (1 − ε) on the reference token
-    plus ε / (V − 1) on every token except ``pad_id``, whose share is exactly 0 (as the Annotated
-    Transformer does; ``F.cross_entropy(label_smoothing=ε)`` would give [PAD] ε / V too). [PAD] is
-    never a correct output, so no probability should be trained onto it. Measured on the shipped
-    ko-en-base (trained with the old uniform ε / V = 2.5e-5 on [PAD], ε 0.1, V 4000) over the 30
-    fixture pairs (248 target tokens): mean p([PAD]) 8.2e-6, and the two losses differ by 1.2e-5
-    nats/token, so the choice is about the objective being right, not about measurable quality.
-    With ε = 0 this is plain cross-entropy (``evaluate_loss``'s NLL is unchanged).
-    """
-    flat, tgt = logits.reshape(-1, logits.size(-1)).float(), target.reshape(-1)
-    if smoothing == 0.0:
-        return F.cross_entropy(flat, tgt, ignore_index=pad_id)
-    keep = tgt.ne(pad_id)
-    logp = flat[keep].log_softmax(-1)  # [N, V], N = non-pad target positions
-    nll = -logp.gather(1, tgt[keep][:, None]).squeeze(1)
-    uniform = -(logp.sum(-1) - logp[:, pad_id]) / (logp.size(-1) - 1)  # mean over the V − 1 non-pad tokens
-    return ((1.0 - smoothing) * nll + smoothing * uniform).mean()
 
 
 def _load_sets(specs: list[str], reverse: bool = False) -> tuple[list[tuple[str, str]], dict[str, int]]:
@@ -289,7 +264,7 @@ def _train_locked(
     model.to(device)
     if ctx.rank:  # distinct dropout per rank (rank 0 keeps the single-process stream)
         torch.manual_seed(opts.seed * 1_000_003 + ctx.rank)
-    opt = torch.optim.Adam(model.parameters(), lr=0.0, betas=(0.9, 0.98), eps=1e-9)
+    opt = make_optimizer(model)
     meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "wall_s": 0.0, "tokens": 0, "history": []}
     save = newest_complete_save(out) if resume else None
     if save is not None:
@@ -362,20 +337,13 @@ def _train_locked(
             pos += 1
             step += 1
             lr = learning_rate(step, c.d_model, opts.warmup, opts.lr_scale, opts.max_steps, opts.cooldown)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp):
-                logits = net(src, tgt[:, :-1])
-            loss = loss_fn(logits, tgt[:, 1:], c.pad_id, opts.label_smoothing)
-            n_tok = int(tgt[:, 1:].ne(c.pad_id).sum())
+            set_learning_rate(opt, lr)
+            loss, n_tok = forward_loss(net, src, tgt, c.pad_id, opts.label_smoothing, use_amp)
             if ctx.distributed:  # weight by token share: gradient of the global batch's token mean
                 n_local = n_tok if ctx.shard(batches[pos - 1]) else 0
                 n_tok = sum(len(examples[i][1]) - 1 for i in batches[pos - 1])
                 loss, reported = dist_util.shard_loss(ctx, loss, n_local, n_tok)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), opts.clip)
-            opt.step()
+            apply_update(model, opt, loss, opts.clip)
             meta["tokens"] += n_tok
             window_tokens += n_tok
             last_loss = reported if ctx.distributed else float(loss.detach())
