@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from core.decoding.live import LiveState, complete_state
 from core.decoding.translate import BeamRow, Translation
+from gui.state.result_warnings import result_warnings
 from gui.state.view_data import KINDS, step_text
 
 log = logging.getLogger(__name__)
@@ -190,15 +191,10 @@ class ViewModel:
 
     def warnings(self) -> list[str]:
         """Short warnings about the result on screen, for the translation line and Present mode's
-        caption: input that is not Korean, and a low sentence score (once the translation is
-        complete; :mod:`core.decoding.confidence`)."""
-        r = self.result
-        if r is None:
-            return []
-        out = ["input is not Korean"] if r.not_korean else []
-        if self.full_text() is not None and r.low_confidence:
-            out.append(f"low confidence ({r.confidence:.2f} nats/token)")
-        return out
+        caption: a cut input or reference, characters shown as [UNK], input that is not Korean, an
+        output stopped at the length limit, and a low sentence score once the translation is
+        complete (:mod:`gui.state.result_warnings`, :mod:`core.decoding.confidence`)."""
+        return result_warnings(self.state, complete=self.full_text() is not None)
 
     def confidence_text(self) -> str:
         """The sentence score as shown beside a complete translation: "confidence −0.13 nats/token"
@@ -210,7 +206,8 @@ class ViewModel:
 
     def translation_html(self) -> str:
         """The translation line: grows with the steps; the full text only once produced, with its
-        sentence score and any warning (input not Korean, low confidence) beside it."""
+        sentence score beside it. Warnings (:meth:`warnings`) come first: a long translation shows
+        only its first lines, and a cut input makes long translations."""
         if self.result is None:
             return "—"
         k = self.step
@@ -219,16 +216,15 @@ class ViewModel:
         full = self.full_text()
         # in red, without a symbol: a glyph from a fallback font (⚠) makes the line a pixel taller
         warnings = self.warnings()
-        extra = (
-            f" &nbsp;<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in warnings)}</b></span>" if warnings else ""
+        first = (
+            f"<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in warnings)}</b></span> &nbsp;" if warnings else ""
         )
         score = self.confidence_text()
-        if score and not self.result.low_confidence:
-            extra += f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>"
+        extra = f" &nbsp;<span style='color:#666'>{html.escape(score)}</span>" if score and not self.result.low_confidence else ""
         head = (
-            f"<b>{label}:</b> {html.escape(full)}{extra}<br>"
+            f"{first}<b>{label}:</b> {html.escape(full)}{extra}<br>"
             if full is not None
-            else f"<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span>{extra}<br>"
+            else f"{first}<b>{label}:</b> <span style='color:#888'>(not produced yet — step on)</span>{extra}<br>"
         )
         return (
             f"{head}<b>After step {k}:</b> {html.escape(self.text_at(k)) or '…'}"

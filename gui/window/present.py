@@ -81,13 +81,13 @@ class PresentWindow(QtWidgets.QWidget):
             self.heatmap.set_empty()
             self.caption.setText("No translation yet")
             return
-        so_far = vm.text_at() or "…"
-        sentence = f"{vm.result.source.text}  →  {so_far}"
-        notes = ["⚠ " + w for w in vm.warnings()]
+        source, so_far = self._fit_line(vm.result.source.text, False), self._fit_line(vm.text_at() or "…", True)
+        sentence = f"{source}  →  {so_far}"
         if vm.confidence_text() and not vm.result.low_confidence:  # a low score is in its warning
-            notes.append(vm.confidence_text())
-        if notes:
-            sentence += "   " + " · ".join(notes)
+            sentence += "   " + vm.confidence_text()
+        warnings = vm.warnings()
+        if warnings:  # first, on a line of their own: a long sentence does not push them out of sight
+            sentence = " · ".join("⚠ " + w for w in warnings) + "\n" + sentence
         if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
             self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
@@ -99,6 +99,20 @@ class PresentWindow(QtWidgets.QWidget):
         self.heatmap.set_matrix(
             np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
         )
+
+    def _fit_line(self, text: str, keep_end: bool) -> str:
+        """``text`` cut with "…" to one line of the caption (the output keeps its newest words): a
+        long input (one cut to the model's length) would push the warnings and the map out of sight."""
+        width = self.caption.contentsRect().width()
+        if width <= 0:
+            return text
+        mode = QtCore.Qt.TextElideMode.ElideLeft if keep_end else QtCore.Qt.TextElideMode.ElideRight
+        return self.caption.fontMetrics().elidedText(text, mode, width)
+
+    def resizeEvent(self, ev) -> None:
+        super().resizeEvent(ev)
+        self._seen = None  # the caption's lines are cut to the new width
+        self.refresh()
 
     def _cycle(self, what: str, delta: int) -> None:
         win, vm = self.win, self.win.vm

@@ -5,10 +5,12 @@ through unchanged, with the model's own output named."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 
 import pytest
+from PySide6 import QtCore
 
 from core.__main__ import main as cli_main
 from core.checkpoints.checkpoint import load_checkpoint
@@ -74,5 +76,77 @@ def test_window_and_present_mode_show_the_warning_and_the_score(qtbot):
         type_and_translate(qtbot, win, "나는 학생입니다.")
         line = win.translation_label.text()
         assert "not Korean" not in line and f"confidence {win.vm.result.confidence:.2f} nats/token" in line
+    finally:
+        win.close()
+
+
+def test_cut_input_unknown_characters_cut_output_and_low_score_are_on_the_line_and_in_present_mode(qtbot, tiny_checkpoint):
+    """The tiny random model on 100 repeats of a sentence it cannot read: the source is cut to
+    max_len - 1 tokens, some characters are [UNK], the output runs into the length budget and the
+    score is low. Each warning is on the translation line and in Present mode's caption, the
+    source's at step 0 already, the output's once it is finished."""
+    from core.tokenizers.bpe import UNK
+    from gui.window.view_menu import toggle_present
+    from tests.support.gui import do, open_window
+
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    text = "가나다라마바사 " * 100
+    max_len = ck.config.max_len
+    tokens = ck.src_tokenizer.encode(text).tokens
+    assert len(tokens) > max_len  # the case under test
+    n_unk = tokens[: max_len - 1].count(UNK)  # the characters the kept part shows as [UNK]
+    assert n_unk > 1
+    source_warnings = [f"input cut to its first {max_len - 1} tokens", f"{n_unk} unknown characters shown as [UNK]"]
+    win = open_window(qtbot, tiny_checkpoint)
+    try:
+        win.inputs.text.setText(text)
+        do(qtbot, win, win.translate)
+        assert win.vm.step == 0
+        line = win.translation_label.text()
+        assert all(w in line for w in source_warnings) and "output stopped" not in line
+        do(qtbot, win, lambda: qtbot.mouseClick(win.controls.end_button, QtCore.Qt.MouseButton.LeftButton))
+        r = win.vm.result
+        assert len(r.steps) == max_len - 1 and r.steps[-1].token != "[EOS]"  # the budget ran out
+        score = sum(math.log(next(p for tok, p in s.top_k if tok == s.token)) for s in r.steps) / len(r.steps)
+        assert score < LOW_CONFIDENCE_NATS
+        expected = [
+            *source_warnings,
+            f"output stopped at the length limit ({max_len - 1} tokens, no [EOS])",
+            f"low confidence ({score:.2f} nats/token)",
+        ]
+        line = win.translation_label.text()
+        # in this order, in red, before the translation (whose long text shows only its first lines)
+        red = f"<span style='color:#b00000'><b>{' · '.join(html.escape(w) for w in expected)}</b></span>"
+        assert line.startswith(red + " &nbsp;<b>Translation:</b> ")
+        toggle_present(win)
+        present = win.present_window
+        present.refresh()
+        caption = present.caption.text()
+        assert caption.startswith(" · ".join("⚠ " + w for w in expected) + "\n" + text.strip()[:20])
+        source_line = caption.split("\n")[1].split("  →  ")[0]  # the 800-character input, cut to one line
+        assert source_line.endswith("…") and len(source_line) < len(text) // 4
+        present.close()
+    finally:
+        win.close()
+
+
+def test_a_cut_reference_is_on_the_line_and_in_present_mode(qtbot, tiny_checkpoint):
+    from gui.window.view_menu import toggle_present
+    from tests.support.gui import do, open_window
+
+    ck = load_checkpoint(tiny_checkpoint, device="cpu")
+    reference = "the cat sat on the mat and the dog ran to the park " * 12
+    assert len(ck.tgt_tokenizer.encode(reference).ids) > ck.config.max_len
+    win = open_window(qtbot, tiny_checkpoint)
+    try:
+        win.inputs.text.setText("고양이")
+        win.inputs.reference.setText(reference)
+        do(qtbot, win, win.translate)
+        warning = f"reference cut to its first {ck.config.max_len - 1} tokens"  # fed to the decoder
+        assert warning in win.translation_label.text()
+        toggle_present(win)
+        win.present_window.refresh()
+        assert "⚠ " + warning in win.present_window.caption.text()
+        win.present_window.close()
     finally:
         win.close()
