@@ -7,13 +7,17 @@ library cannot be loaded, it prints one line naming the packages and the apt-get
 exits with status 2. Offscreen runs (tests, ``--screenshot`` without a display) are not checked.
 
 ``python3 gui/system_deps.py`` prints the packages, space-separated, for
-``sudo apt-get install $(python3 gui/system_deps.py)``; ``.ci/run`` installs that list. Qt-free
-and standard library only, so a system ``python3`` runs it before any venv exists.
+``sudo apt-get install $(python3 gui/system_deps.py)``; ``.ci/run`` installs that list.
+``python3 gui/system_deps.py --install`` (the README's first Quick start line) installs only what is
+missing: the packages whose library cannot be loaded and ``python3-venv`` where ``python3 -m venv``
+would fail, with ``apt-get`` (through ``sudo`` unless run as root). Qt-free and standard library
+only, so a system ``python3`` runs it before any venv exists.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -52,6 +56,8 @@ QT_DEBS = {
 # glib's package was renamed in Debian 13 (64-bit time_t): the first name apt knows is used.
 GLIB_DEBS = ("libglib2.0-0t64", "libglib2.0-0")
 GLIB_SONAME = "libglib-2.0.so.0"
+# Debian and Ubuntu move ensurepip out of python3 into this package: without it `python3 -m venv` fails.
+VENV_DEB = "python3-venv"
 
 
 def glib_package() -> str:
@@ -99,10 +105,7 @@ def missing_message(env=os.environ, platform: str = sys.platform, loadable=None)
     defaults to a dlopen of the soname (a few ms for the whole list)."""
     if not uses_xcb(env, platform):
         return None
-    loadable = loadable or _loadable
-    missing = [deb for deb, soname in QT_DEBS.items() if not loadable(soname)]
-    if not loadable(GLIB_SONAME):
-        missing.append(glib_package())
+    missing = missing_packages(loadable, has_ensurepip=True)
     if not missing:
         return None
     return (
@@ -112,5 +115,62 @@ def missing_message(env=os.environ, platform: str = sys.platform, loadable=None)
     )
 
 
+def missing_packages(loadable=None, has_ensurepip: bool | None = None) -> list[str]:
+    """The packages :func:`install` would install: each of :func:`packages` whose library cannot be
+    loaded, in list order, then ``python3-venv`` when this Python has no ``ensurepip``."""
+    loadable = loadable or _loadable
+    missing = [deb for deb, soname in QT_DEBS.items() if not loadable(soname)]
+    if not loadable(GLIB_SONAME):
+        missing.append(glib_package())
+    if has_ensurepip is None:
+        has_ensurepip = importlib.util.find_spec("ensurepip") is not None
+    return missing if has_ensurepip else [*missing, VENV_DEB]
+
+
+def apt_command(missing: list[str], is_root: bool, has_sudo: bool) -> list[str] | None:
+    """``[sudo] apt-get install -y --no-install-recommends PKG…``; None when neither root nor sudo."""
+    if not is_root and not has_sudo:
+        return None
+    return [*([] if is_root else ["sudo"]), "apt-get", "install", "-y", "--no-install-recommends", *missing]
+
+
+def install(run=subprocess.run) -> int:
+    """Install what :func:`missing_packages` names with apt-get (after ``apt-get update`` if the first
+    try fails), then check again in a new process (the loader's cache is read once per process).
+    Returns 0 when nothing is missing afterwards; 1 with a message on stderr otherwise (no apt-get,
+    neither root nor sudo, apt-get failed, or a library still not loadable)."""
+    missing = missing_packages()
+    if not missing:
+        print("system packages: all present (Qt's libraries and python3-venv)")
+        return 0
+    if not sys.platform.startswith("linux") or not shutil.which("apt-get"):
+        print(f"error: no apt-get here; install your system's packages for: {', '.join(missing)}", file=sys.stderr)
+        return 1
+    cmd = apt_command(missing, os.geteuid() == 0, bool(shutil.which("sudo")))
+    if cmd is None:
+        print(f"error: run as root (no sudo here): apt-get install {' '.join(missing)}", file=sys.stderr)
+        return 1
+    print("+", " ".join(cmd), flush=True)
+    if run(cmd).returncode != 0:
+        update = [*cmd[: cmd.index("apt-get")], "apt-get", "update"]
+        print("+", " ".join(update), flush=True)
+        if run(update).returncode != 0 or run(cmd).returncode != 0:
+            print("error: apt-get failed; the packages are: " + " ".join(missing), file=sys.stderr)
+            return 1
+    left = subprocess.run([sys.executable, __file__, "--missing"], capture_output=True, text=True).stdout.split()
+    if left:
+        print(f"error: still missing after apt-get: {' '.join(left)}", file=sys.stderr)
+        return 1
+    print(f"system packages: installed {len(missing)} ({' '.join(missing)})")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--install"]:
+        sys.exit(install())
+    if sys.argv[1:] == ["--missing"]:
+        print(" ".join(missing_packages()))
+        sys.exit(0)
+    if sys.argv[1:]:
+        sys.exit("usage: python3 gui/system_deps.py [--install | --missing]")
     print(" ".join(packages()))

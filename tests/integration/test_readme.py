@@ -1,10 +1,16 @@
-"""The README's Quick start is what CI runs, and the shipped checkpoint is complete."""
+"""The README's Quick start is what CI runs, every install route in it takes CPU torch, and the
+shipped checkpoint is complete."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import shlex
+import sys
 
 from tests.support import ROOT, SHIPPED
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 def quick_start_commands() -> list[str]:
@@ -13,13 +19,86 @@ def quick_start_commands() -> list[str]:
     return re.findall(r"```(?:bash|sh)?\n(.+?)\n```", section, flags=re.S)
 
 
-def test_quick_start_has_two_one_line_commands_and_ci_runs_the_test_one():
+def test_quick_start_is_system_packages_app_and_tests_and_ci_runs_the_test_one():
     cmds = quick_start_commands()
-    assert len(cmds) == 2 and all("\n" not in c for c in cmds)
-    app, tests = cmds
-    assert "main.py" in app and "pytest" in tests
+    assert len(cmds) == 3 and all("\n" not in c for c in cmds)
+    system, app, tests = cmds
+    assert system == "python3 gui/system_deps.py --install"
+    assert app.endswith(".venv/bin/python main.py") and "pytest" in tests
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert tests in ci
+
+
+def cuda_routes(text: str) -> list[str]:
+    """Install commands in ``text`` (fenced blocks and inline code) that could pull PyPI's CUDA torch
+    on Linux. A ``pip install`` naming torch must name PyTorch's CPU index; one installing the project
+    (``.``, ``-e .``, a wheel) must follow, in the same ``&&`` chain, a CPU-index torch install into the
+    same environment (pip then keeps that torch); ``pipx install`` must pass the CPU index in
+    ``--pip-args``. ``pip install --user pipx`` installs no torch."""
+    spans = re.findall(r"```(?:bash|sh)?\n(.+?)\n```", text, flags=re.S) + [
+        " ".join(code.split()) for code in re.findall(r"`([^`]+)`", _prose_without_fences(text))
+    ]  # inline code may wrap
+    bad = []
+    for span in spans:
+        for line in span.splitlines():
+            cpu_torch_in = set()  # the pip executables that got CPU torch earlier in this chain
+            for part in re.split(r"&&|;|\|\|", line):
+                argv = shlex.split(part, comments=True)
+                if "install" not in argv:
+                    continue
+                tool = argv[argv.index("install") - 1]
+                args = argv[argv.index("install") + 1 :]
+                targets = [a for a in args if not a.startswith("-") and "download.pytorch.org" not in a]
+                project = any(t == "." or t.startswith(".[") or t.endswith(".whl") for t in targets)
+                torch = any(re.match(r"torch\b", t) for t in targets)
+                if tool == "pipx":
+                    if CPU_INDEX not in part:
+                        bad.append(part.strip())
+                elif tool in ("pip", "pip3") or tool.endswith("/pip"):
+                    if torch and ("--index-url" not in args or args[args.index("--index-url") + 1] != CPU_INDEX):
+                        bad.append(part.strip())
+                    elif torch:
+                        cpu_torch_in.add(tool)
+                    elif (project or "-e" in args) and tool not in cpu_torch_in:
+                        bad.append(part.strip())
+    return bad
+
+
+def _prose_without_fences(text: str) -> str:
+    return re.sub(r"```.*?```", "", text, flags=re.S)
+
+
+def test_every_readme_install_route_takes_cpu_torch():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert cuda_routes(readme) == []
+    # Not vacuous: the routes are found (venv, tests, pipx), and the ones that pulled CUDA are caught.
+    assert readme.count(CPU_INDEX) >= 3
+    old = (
+        "```bash\npython3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 -e . && .venv/bin/python main.py\n```\n"
+        "`pip wheel . --no-deps -w dist && pipx install dist/attention_studio-*.whl` or `pip install\n"
+        "torch==2.13.0 dist/attention_studio-*.whl`; `.venv/bin/pip install -q -e .`"
+    )
+    assert cuda_routes(old) == [
+        ".venv/bin/pip install -q torch==2.13.0 -e .",
+        "pipx install dist/attention_studio-*.whl",
+        "pip install torch==2.13.0 dist/attention_studio-*.whl",
+        ".venv/bin/pip install -q -e .",
+    ]
+
+
+def test_standalone_build_takes_cpu_torch_unless_asked_for_cuda():
+    spec = importlib.util.spec_from_file_location("build_standalone", ROOT / "packaging" / "build_standalone.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    args = build.build_parser().parse_args([])
+    assert build.CPU_INDEX == CPU_INDEX
+    assert (args.torch_index, args.cuda) == (CPU_INDEX if sys.platform.startswith("linux") else None, False)
+    assert build.build_parser().parse_args(["--cuda"]).cuda
+    cpu = {"torch": "2.13.0+cpu", "sympy": "1.14.0", "pyside6-essentials": "6.11.3"}
+    cuda = {"torch": "2.13.0", "nvidia-cublas": "13.1.1.3", "cuda-bindings": "13.5.0", "triton": "3.7.1"}
+    assert build.cuda_packages(cpu) == []
+    assert build.cuda_packages(cuda) == ["cuda-bindings", "nvidia-cublas", "triton"]
+    assert build.cuda_packages({"torch": "2.13.0+cu130"}) == ["torch"]
 
 
 def test_shipped_checkpoints_are_complete():

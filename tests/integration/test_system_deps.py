@@ -104,7 +104,7 @@ def test_ci_and_readme_use_the_one_list():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "gui/system_deps.py" in ci and "libxcb-cursor0" not in ci
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "apt-get install $(python3 gui/system_deps.py)" in readme and "libxcb-cursor0" not in readme
+    assert "python3 gui/system_deps.py --install" in readme and "libxcb-cursor0" not in readme
 
 
 def test_only_a_screenshot_on_linux_without_a_display_is_made_offscreen():
@@ -150,3 +150,42 @@ def test_screenshot_without_a_display_or_platform(tmp_path, tiny_checkpoint):
     assert run.stdout.strip() == f"saved {out}"
     image = QtGui.QImage(str(out))
     assert (image.width(), image.height()) == (900, 600)
+
+
+def test_install_names_only_what_is_missing_and_venv_where_ensurepip_is_gone():
+    gone = {"libxcb-cursor.so.0", "libglib-2.0.so.0"}
+    missing = system_deps.missing_packages(lambda soname: soname not in gone, has_ensurepip=False)
+    assert missing == ["libxcb-cursor0", system_deps.glib_package(), "python3-venv"]
+    assert system_deps.missing_packages(lambda soname: True, has_ensurepip=True) == []
+    assert system_deps.apt_command(["a", "b"], is_root=True, has_sudo=False) == [
+        "apt-get",
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "a",
+        "b",
+    ]
+    assert system_deps.apt_command(["a"], is_root=False, has_sudo=True)[:3] == ["sudo", "apt-get", "install"]
+    assert system_deps.apt_command(["a"], is_root=False, has_sudo=False) is None
+
+
+def test_install_runs_apt_get_once_for_the_missing_and_updates_only_when_that_fails(monkeypatch, capsys):
+    monkeypatch.setattr(system_deps, "missing_packages", lambda: ["libxcb-cursor0", "python3-venv"])
+    monkeypatch.setattr(system_deps.sys, "platform", "linux")
+    monkeypatch.setattr(system_deps.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(system_deps.os, "geteuid", lambda: 1000)
+    # the check afterwards runs this file in a new process; here it finds nothing missing
+    monkeypatch.setattr(system_deps.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
+    calls, codes = [], iter([100, 0, 0])  # install fails (stale lists), update, install again
+
+    def run(cmd):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, next(codes))
+
+    assert system_deps.install(run) == 0
+    install = ["sudo", "apt-get", "install", "-y", "--no-install-recommends", "libxcb-cursor0", "python3-venv"]
+    assert calls == [install, ["sudo", "apt-get", "update"], install]
+    assert capsys.readouterr().out.splitlines()[-1] == "system packages: installed 2 (libxcb-cursor0 python3-venv)"
+    monkeypatch.setattr(system_deps, "missing_packages", lambda: [])
+    calls.clear()
+    assert system_deps.install(run) == 0 and calls == []
