@@ -135,7 +135,7 @@ def bench_train(config, repeats: int) -> dict:
 def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
     """A Translation with random row-stochastic maps ``[L, H, n, n]`` and n steps, for redraw
     measurements and GUI stress tests (no model needed)."""
-    from core.analysis.maps import AttentionMaps
+    from core.transformer.maps import AttentionMaps
     from core.decoding.session import Source
     from core.decoding.translate import StepInfo, Translation
     from core.transformer.masks import causal_mask

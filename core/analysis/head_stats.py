@@ -1,7 +1,7 @@
 """Summaries of the attention a model computed: mean over heads, attention rollout, per-head
 entropy and a "where does this head look" label, as a sortable table of heads.
 
-Everything works on the tensors of :class:`~core.analysis.maps.AttentionMaps` (``[L, H, T_q, T_k]``)
+Everything works on the tensors of :class:`~core.transformer.maps.AttentionMaps` (``[L, H, T_q, T_k]``)
 and the masks the model was given (bool, **True = masked**, as in ``torch.nn.Transformer``).
 Nothing here imports Qt.
 
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.analysis.maps import AttentionMaps
+from core.transformer.maps import AttentionMaps
 from core.tokenizers.bpe import EOS
 from core.transformer.kinds import KINDS
 

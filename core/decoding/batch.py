@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from core.analysis.maps import AppliedMasks, AttentionMaps
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.experiments import step_logprob
 from core.decoding.session import Source, max_output_steps, prepare_source

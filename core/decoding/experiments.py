@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from core.analysis.maps import AppliedMasks, AttentionMaps
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.decoding.session import DecodeSession, TeacherForced
 from core.transformer.masks import causal_mask
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from core.analysis.maps import AppliedMasks, AttentionMaps
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.errors import InputError
 from core.tokenizers.bpe import BOS, EOS, PAD, TextTokenizer
 from core.transformer.layers import LayerCache

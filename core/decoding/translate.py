@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from core.analysis.maps import AttentionMaps
+from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.beam import BeamStep, Hypothesis
 from core.decoding.confidence import LOW_CONFIDENCE_NATS, NOT_KOREAN, has_hangul, is_low_confidence, mean_logprob, symbols_only

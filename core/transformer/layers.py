@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from core.transformer.attention import MultiHeadAttention
+from core.transformer.config import ModelConfig
 from core.transformer.kv_cache import LayerCache
 
+A = TypeVar("A")  # what a sub-layer computes besides its output (weights, a cache)
 _ACTIVATIONS = {"relu": torch.relu, "gelu": F.gelu, "swish": F.silu, "silu": F.silu}
 
 
@@ -96,75 +99,70 @@ class PositionalEncoding(nn.Module):
         return x + self.pe[offset : offset + t].to(x.dtype)
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention then FFN, each wrapped in a residual connection with LayerNorm.
+def residual(
+    x: Tensor,
+    norm: nn.LayerNorm,
+    drop: Callable[[Tensor], Tensor],
+    norm_first: bool,
+    sublayer: Callable[[Tensor], tuple[Tensor, A]],
+) -> tuple[Tensor, A]:
+    """One residual connection around a sub-layer, the one place pre- and post-LN are written
+    (the Annotated Transformer's ``SublayerConnection``).
 
-    post-LN (paper §3.1): x = LayerNorm(x + Dropout(Sublayer(x))).
-    pre-LN (``norm_first``): x = x + Dropout(Sublayer(LayerNorm(x))).
-    ``dropout`` is the residual dropout; ``attn_dropout`` acts on attention weights,
-    ``act_dropout`` on the FFN hidden layer (both default to ``dropout``); ``activation`` is
-    the FFN's non-linearity (see :class:`FeedForward`).
+    post-LN (paper §3.1, "LayerNorm(x + Sublayer(x))"): ``norm(x + drop(sublayer(x)))``.
+    pre-LN (``norm_first``, Nguyen & Salazar 2019): ``x + drop(sublayer(norm(x)))``.
+    ``x [B, T, D]``; ``sublayer`` maps ``[B, T, D]`` to ``([B, T, D], extra)``, where ``extra`` is
+    whatever else it computed (attention weights, a cache) and is handed back unchanged.
+    Returns ``(x [B, T, D], extra)``."""
+    if norm_first:
+        y, extra = sublayer(norm(x))
+        return x + drop(y), extra
+    y, extra = sublayer(x)
+    return norm(x + drop(y)), extra
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then FFN, each wrapped in a residual connection with LayerNorm
+    (:func:`residual`: post-LN as in paper §3.1, or pre-LN with ``config.norm_first``).
+
+    Built from the model's :class:`~core.transformer.config.ModelConfig`: ``dropout`` is the
+    residual dropout, ``attn_dropout_p`` acts on attention weights, ``act_dropout_p`` on the FFN
+    hidden layer, ``activation`` is the FFN's non-linearity (see :class:`FeedForward`).
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float,
-        attn_dropout: float | None = None,
-        act_dropout: float | None = None,
-        norm_first: bool = False,
-        activation: str = "relu",
-    ) -> None:
+    def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout if attn_dropout is None else attn_dropout)
-        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout, activation)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        c = config
+        self.norm_first = c.norm_first
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attn_dropout_p)
+        self.ff = FeedForward(c.d_model, c.d_ff, c.act_dropout_p, c.activation)
+        self.norm1 = nn.LayerNorm(c.d_model)
+        self.norm2 = nn.LayerNorm(c.d_model)
+        self.dropout = nn.Dropout(c.dropout)
 
     def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """``x [B, S, D]``, ``mask`` bool ``[B, 1, 1, S]`` (True = pad key) -> ``(x, weights [B, H, S, S] | None)``."""
-        drop = active(self.dropout)
-        if self.norm_first:
-            h = self.norm1(x)
-            a, w = self.self_attn(h, h, mask, need_weights)
-            x = x + drop(a)
-            return x + drop(self.ff(self.norm2(x))), w
-        a, w = self.self_attn(x, x, mask, need_weights)
-        x = self.norm1(x + drop(a))
-        x = self.norm2(x + drop(self.ff(x)))
+        pre, drop = self.norm_first, active(self.dropout)
+        x, w = residual(x, self.norm1, drop, pre, lambda h: self.self_attn(h, h, mask, need_weights))
+        x, _ = residual(x, self.norm2, drop, pre, lambda h: (self.ff(h), None))
         return x, w
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention over the memory, FFN; each with a residual
-    connection and LayerNorm, post-LN (paper §3.1) or pre-LN (``norm_first``), as in
-    :class:`EncoderLayer`."""
+    """Masked self-attention, cross-attention over the memory, FFN; each in a residual connection
+    with LayerNorm (:func:`residual`), built from the model's config as :class:`EncoderLayer`."""
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float,
-        attn_dropout: float | None = None,
-        act_dropout: float | None = None,
-        norm_first: bool = False,
-        activation: str = "relu",
-    ) -> None:
+    def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.norm_first = norm_first
-        p_attn = dropout if attn_dropout is None else attn_dropout
-        self.self_attn = MultiHeadAttention(d_model, n_heads, p_attn)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, p_attn)
-        self.ff = FeedForward(d_model, d_ff, dropout if act_dropout is None else act_dropout, activation)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        c = config
+        self.norm_first = c.norm_first
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attn_dropout_p)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attn_dropout_p)
+        self.ff = FeedForward(c.d_model, c.d_ff, c.act_dropout_p, c.activation)
+        self.norm1 = nn.LayerNorm(c.d_model)
+        self.norm2 = nn.LayerNorm(c.d_model)
+        self.norm3 = nn.LayerNorm(c.d_model)
+        self.dropout = nn.Dropout(c.dropout)
 
     def forward(
         self,
@@ -188,22 +186,24 @@ class DecoderLayer(nn.Module):
             cross weights [B, H, T_new, S] | None, cache covering all T_k positions)``.
         """
         pre, drop = self.norm_first, active(self.dropout)
-        q, k_new, v_new = self.self_attn.project_qkv(self.norm1(x) if pre else x)
-        if cache is None:
-            k, v = k_new, v_new
-            ck, cv = self.cross_attn.project_kv(memory)
-        else:
-            cache = cache.append(k_new, v_new)  # preallocated storage: no copy of the earlier positions
-            k, v = cache.self_k, cache.self_v
-            ck, cv = cache.cross_k, cache.cross_v
-        a, w_self = self.self_attn.attend(q, k, v, self_mask, need_weights)
-        x = x + drop(a) if pre else self.norm1(x + drop(a))
-        q_cross = self.cross_attn.project_q(self.norm2(x) if pre else x)
-        a, w_cross = self.cross_attn.attend(q_cross, ck, cv, cross_mask, need_weights)
-        if pre:
-            x = x + drop(a)
-            x = x + drop(self.ff(self.norm3(x)))
-        else:
-            x = self.norm2(x + drop(a))
-            x = self.norm3(x + drop(self.ff(x)))
-        return x, w_self, w_cross, cache if cache is not None else LayerCache(k, v, ck, cv)
+
+        def self_attention(h: Tensor) -> tuple[Tensor, tuple[Tensor | None, LayerCache]]:
+            q, k_new, v_new = self.self_attn.project_qkv(h)
+            if cache is None:
+                new = LayerCache(k_new, v_new, *self.cross_attn.project_kv(memory))
+            else:
+                new = cache.append(k_new, v_new)  # preallocated storage: no copy of the earlier positions
+            a, w = self.self_attn.attend(q, new.self_k, new.self_v, self_mask, need_weights)
+            return a, (w, new)
+
+        x, (w_self, new_cache) = residual(x, self.norm1, drop, pre, self_attention)
+        ck, cv = new_cache.cross_k, new_cache.cross_v
+        x, w_cross = residual(
+            x,
+            self.norm2,
+            drop,
+            pre,
+            lambda h: self.cross_attn.attend(self.cross_attn.project_q(h), ck, cv, cross_mask, need_weights),
+        )
+        x, _ = residual(x, self.norm3, drop, pre, lambda h: (self.ff(h), None))
+        return x, w_self, w_cross, new_cache

@@ -79,9 +79,8 @@ class Transformer(nn.Module):
         self.src_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.tgt_pos = PositionalEncoding(c.d_model, c.max_len, c.positional)
         self.dropout = nn.Dropout(c.dropout)
-        layer_args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.attn_dropout_p, c.act_dropout_p, c.norm_first, c.activation)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.n_encoder_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.n_decoder_layers))
+        self.encoder_layers = nn.ModuleList(EncoderLayer(c) for _ in range(c.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(c) for _ in range(c.n_decoder_layers))
         # pre-LN leaves the residual stream un-normalized: one final LayerNorm per stack
         self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None
         self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else None

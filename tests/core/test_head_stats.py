@@ -16,7 +16,7 @@ from core.analysis.head_stats import (
     sort_column,
     sort_heads,
 )
-from core.analysis.maps import AttentionMaps
+from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from core.transformer.masks import causal_mask

@@ -13,7 +13,7 @@ import torch
 from PySide6 import QtCore
 
 from core.analysis import head_stats
-from core.analysis.maps import AttentionMaps
+from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
 from gui.export.files import export_npz
