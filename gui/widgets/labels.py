@@ -43,6 +43,30 @@ def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -
     return [0]
 
 
+_INK: dict[tuple[str, str], float] = {}  # (font, text) -> ink centre below the top of a line box
+
+
+def ink_centre(font: QtGui.QFont, text: str, line: float) -> float:
+    """Where the ink of ``text`` drawn vertically centred in a box ``line`` px high is centred, in
+    px from the box's top (painted once per font and text: ``tightBoundingRect`` is not tight for
+    every glyph, e.g. it takes an apostrophe down to the baseline)."""
+    key = (font.toString(), text)
+    hit = _INK.get(key)
+    if hit is None:
+        if len(_INK) > 4096:
+            _INK.clear()
+        size = QtCore.QSize(int(QtGui.QFontMetricsF(font).horizontalAdvance(text)) + 8, int(line) + 1)
+        img = QtGui.QImage(size, QtGui.QImage.Format.Format_Alpha8)
+        img.fill(0)
+        p = QtGui.QPainter(img)
+        p.setFont(font)
+        p.drawText(QtCore.QRectF(4, 0, size.width() - 8, line), int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        p.end()
+        rows = [y for y in range(size.height()) if any(img.constScanLine(y).tobytes()[: size.width()])]
+        hit = _INK[key] = (rows[0] + rows[-1] + 1) / 2 if rows else line / 2
+    return hit
+
+
 class TokenAxis(CachedAxisPaint, pg.AxisItem):
     """An AxisItem for token ticks set with ``setTicks([[(i + 0.5, token), …]])``."""
 
@@ -54,6 +78,7 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self.staggered = False  # bottom labels on two alternating lines because one line was too crowded
         self.angled = False  # bottom labels at 45° because even two lines were too crowded
         self.shrink_min_pt: int | None = None  # set: a smaller font (down to this) before dropping labels
+        self.centre_ink = False  # row labels: each one's ink (not its line box) centred on its row ("'" too)
         self._shrunk: QtGui.QFont | None = None  # the smaller font the labels were last laid out in
         self.setAcceptHoverEvents(True)
         self._measured: dict[tuple, tuple[str, float]] = {}  # (font, width limit, token) -> (shown text, width)
@@ -168,8 +193,11 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
             flags = align.AlignRight | align.AlignTop if self.angled else align.AlignHCenter | align.AlignTop
         flags = flags | QtCore.Qt.TextFlag.TextDontClip  # one flag value for every label (enum maths is slow)
         rect_of = QtCore.QRectF
+        ink_font = self._font() if vertical and self.centre_ink else None
         for line, j in enumerate(keep):
             i, text, start, end, w, h = items[j]
+            if ink_font is not None:  # drawn centred in its line box: move the ink's centre to the box's centre
+                start += h / 2 - ink_centre(ink_font, text, h)
             if self.orientation == "left":
                 rect = rect_of(bounds.right() - text_offset - w, start, w, h)
             elif self.orientation == "right":

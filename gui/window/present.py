@@ -35,6 +35,7 @@ class PresentWindow(QtWidgets.QWidget):
         self.heatmap.shrink_values = True  # values in small cells at 720p: a smaller font rather than none
         for name in ("left", "bottom"):  # token labels too: every row and column named, in a smaller font if need be
             self.heatmap.plot.getAxis(name).shrink_min_pt = TICK_MIN_PT
+        self.heatmap.plot.getAxis("left").centre_ink = True  # an apostrophe or a period in its own row, not by the next label
         self.caption = QtWidgets.QLabel("")
         self.caption.setWordWrap(True)
         self.help = QtWidgets.QLabel(HELP)

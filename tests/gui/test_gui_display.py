@@ -15,6 +15,7 @@ from gui.state.view_model import ViewModel
 from gui.widgets.fonts import minimum_sizes
 from gui.window.main_window import HOVER_HINT
 from gui.window.view_menu import toggle_present
+from tests.gui.test_thumbnails import rgba_of
 from tests.support import ROOT
 from tests.support.gui import TEXT, do, open_window, type_and_translate  # the `window` fixture: tests/conftest.py
 
@@ -337,3 +338,56 @@ def test_present_v_keeps_the_head_through_masks(qtbot, window):
     assert [t.split(" — ")[-1] for t in titles[1:]] == ["layer 2 / 2, head 3 / 4"] * 3, titles
     assert titles[3].startswith("Cross-attention") and window.vm.selected == (1, 2)
     pw.close()
+
+
+def _ink_rows(axis, rect: QtCore.QRectF, text: str) -> tuple[float, float]:
+    """Top and bottom (px, axis coordinates) of the ink of one row label drawn as the axis draws it."""
+    bounds = axis.boundingRect()
+    img = QtGui.QImage(int(bounds.width()) + 1, int(bounds.height()) + 1, QtGui.QImage.Format.Format_RGB32)
+    img.fill(QtGui.QColor("white"))
+    p = QtGui.QPainter(img)
+    p.translate(-bounds.left(), -bounds.top())
+    p.setFont(axis._font())
+    p.setPen(QtGui.QColor("black"))
+    align = QtCore.Qt.AlignmentFlag
+    p.drawText(rect, int(align.AlignRight | align.AlignVCenter), text)
+    p.end()
+    rows = np.flatnonzero(rgba_of(img)[..., :3].min(axis=-1).min(axis=1) < 200)
+    return rows[0] + bounds.top(), rows[-1] + 1 + bounds.top()
+
+
+def test_present_mode_row_labels_sit_in_their_own_rows_at_720p(qtbot):
+    """'I'm …' at 1280 x 720 in Present mode: "▁I" over "'" read as one label, the apostrophe hung
+    at the top of its row right under the I. Every row is named, each label's ink is centred on its
+    row (within 1.5 px) and stays inside the row, so neighbours never touch."""
+    from tests.support import shipped
+
+    win = open_window(qtbot, shipped(), size=(1280, 720))
+    try:
+        type_and_translate(qtbot, win, "나는 학생이고 매일 아침 일찍 학교에 갑니다.")
+        tokens = [s.token for s in win.result.steps]
+        assert tokens[:3] == ["▁I", "'", "m"] and len(tokens) >= 12  # the case under test
+        win.set_view("cross")
+        toggle_present(win)
+        pw = win.present_window
+        pw.showNormal()
+        pw.resize(1280, 720)
+        for _ in range(3):
+            pw.heatmap.grab()
+            qtbot.wait(30)
+        left = pw.heatmap.plot.getAxis("left")
+        view = left.linkedView()
+        ticks = {i: left.mapFromScene(view.mapViewToScene(QtCore.QPointF(0, v))).y() for i, (v, _t) in enumerate(left.tokens())}
+        assert sorted(i for _, _, i in left.drawn) == list(
+            range(len(tokens))
+        )  # every row named: [BOS] and all but the last token
+        pitch = abs(ticks[1] - ticks[0])
+        ink = {i: _ink_rows(left, rect, text) for rect, text, i in left.drawn}
+        for i, (top, bottom) in ink.items():
+            assert abs((top + bottom) / 2 - ticks[i]) <= 1.5, (i, top, bottom, ticks[i])
+            assert ticks[i] - pitch / 2 <= top and bottom <= ticks[i] + pitch / 2  # inside its own row
+        above, below = sorted((ink[1], ink[2]))  # "▁I" and "'"
+        assert below[0] - above[1] >= pitch / 3  # a third of a row of clear space between them
+        pw.close()
+    finally:
+        win.close()
