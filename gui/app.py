@@ -155,6 +155,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--screenshot", help="render the window to this PNG and exit")
     p.add_argument("--present", action="store_true", help="presentation mode: one map full-screen (F11)")
     p.add_argument(
+        "--projector",
+        action="store_true",
+        help="the main window in the projector layout: docks hidden, the map large (F9; without this flag the window "
+        "opens in the layout it was last left in)",
+    )
+    p.add_argument(
         "--size",
         default="1600x950",
         type=_size,
@@ -298,6 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6 import QtCore
 
         QtCore.QTimer.singleShot(300, win, lambda: refit_with_frame(win, tuple(args.size)))  # framed by then
+        from gui.window.projector import remembered
+
+        if args.projector or remembered():
+            win.projector.set(True)
         if args.present:
             from gui.window.view_menu import toggle_present
 
@@ -320,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
         win.set_view(args.view)
         win.select(args.layer - 1, args.head - 1)
         win.show()
+        if args.projector:  # (a screenshot never follows the remembered layout: the same command, the same picture)
+            win.projector.set(True)
         if args.panel in PANELS:
             print(headless_panels.run(win, app, args, ckpt))
         shown = win

@@ -14,7 +14,7 @@ from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import COLORMAPS, Heatmap
 from gui.widgets.mask_panel import MaskPanel
 from gui.widgets.topk_panel import TopKPanel
-from gui.window import lecture_inputs, models_menu
+from gui.window import lecture_inputs, models_menu, projector
 from gui.window import view_menu as display
 
 
@@ -224,3 +224,4 @@ def build_menus(win) -> None:
         group.addAction(act)
         win.precision_actions[name] = act
     display.install(win, view_menu)  # Ctrl+0, colour scale, cell values, Present (F11)
+    projector.install(win, view_menu)  # View → Projector layout (F9): gui/window/projector.py

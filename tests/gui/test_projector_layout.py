@@ -355,3 +355,106 @@ def test_present_mode_fills_the_screen_with_or_without_a_window_manager(qtbot, w
     qtbot.waitUntil(lambda: pw.isVisible(), timeout=5000)
     assert pw.geometry() == window.screen().geometry()  # not the default 685 x 480 of a bare X server
     pw.close()
+
+
+SENTENCE_14 = "비가 와서 우리는 집에 있었어요."  # 13 tokens and [EOS] for the tiny tokenizer: 14 source tokens
+
+
+@pytest.fixture
+def settings_file(monkeypatch, tmp_path):
+    """The app's remembered settings in a file of the test's own (never the user's)."""
+    from gui.window import projector
+
+    path = tmp_path / "settings.ini"
+    monkeypatch.setattr(projector, "settings", lambda: QtCore.QSettings(str(path), QtCore.QSettings.Format.IniFormat))
+    return path
+
+
+def _inside_window(widget, rect: QtCore.QRect) -> bool:
+    """``rect`` (in ``widget``'s coordinates) lies inside ``widget``'s window and inside the widget itself."""
+    win = widget.window()
+    return widget.rect().contains(rect) and win.rect().contains(QtCore.QRect(widget.mapTo(win, rect.topLeft()), rect.size()))
+
+
+def _projected(qtbot, win) -> dict:
+    """The enlarged map as drawn now: share of the window's area, labels drawn per axis, whether the
+    plot and the colour bar lie inside the window, whether the central area scrolls."""
+    hm = win.heatmap
+    for _ in range(3):  # the axes lay their labels out when painted
+        win.grab()
+        qtbot.wait(30)
+    plot = hm.mapFromScene(hm.plot.sceneBoundingRect()).boundingRect()
+    bar = hm.mapFromScene(hm.colorbar.sceneBoundingRect()).boundingRect()
+    scroll = win.centralWidget()
+    return {
+        "share": hm.width() * hm.height() / (win.width() * win.height()),
+        "rows": [i for _, _, i in hm.plot.getAxis("left").drawn],
+        "cols": [i for _, _, i in hm.plot.getAxis("bottom").drawn],
+        "values": len(hm.values.shown()),
+        "row_pt": hm.plot.getAxis("left")._font().pointSize(),
+        "plot_inside": _inside_window(hm, plot),
+        "bar_inside": hm.colorbar.isVisible() and _inside_window(hm, bar),
+        "map_inside": _fully_visible(hm),
+        "scrolls": scroll.verticalScrollBar().maximum() > 0 or scroll.horizontalScrollBar().maximum() > 0,
+    }
+
+
+def test_the_projector_layout_at_1280x720_gives_the_map_60_percent_and_labels_every_token_also_after_ctrl_plus(
+    qtbot, tiny_checkpoint, settings_file
+):
+    from gui.window.projector import PROJECTOR_EXTRA, remembered
+
+    win = open_window(qtbot, tiny_checkpoint, size=(1280, 720))
+    type_and_translate(qtbot, win, SENTENCE_14)
+    if win.controls.position != 14:
+        do(qtbot, win, lambda: win.controls.set_position(min(14, win.controls.slider.maximum())))
+    win.set_view("cross")
+    qtbot.wait(50)
+    assert not remembered()
+    win.activateWindow()
+    qtbot.keyClick(win, QtCore.Qt.Key.Key_F9)  # the layout's key (View → Projector layout)
+    assert win.projector.on and win.projector.action.isChecked()
+    assert remembered()  # the next start opens in it
+    qtbot.wait(100)
+    rows, cols = win.heatmap.matrix.shape
+    assert cols == 14 and rows >= 13
+    for dock in (win.topk_dock, win.tabs_dock, win.masks_dock):
+        assert not dock.isVisible()
+    assert win.heatmap.font.pointSize() == win.font_size + PROJECTOR_EXTRA  # 16 pt: the rows fit at it
+    for presses in (0, 3):
+        for _ in range(presses):
+            win.change_font(+2)  # Ctrl + (View → Larger font)
+        qtbot.wait(100)
+        got = _projected(qtbot, win)
+        assert (win.width(), win.height()) == (1280, 720), presses  # the window never grows for a font
+        assert got["share"] >= 0.6, (presses, got["share"])
+        assert got["rows"] == list(range(rows)) and got["cols"] == list(range(cols)), (presses, got)  # none dropped
+        assert got["values"] == rows * cols, presses  # each cell's value printed
+        assert got["map_inside"] and got["plot_inside"] and got["bar_inside"] and not got["scrolls"], (presses, got)
+        assert got["row_pt"] > win.base_font_size, (presses, got)  # larger than the window's first font
+    # 17 pt: the window's font; larger, 14 rows would not fit the map's height at 720p
+    assert win.font_size == win.base_font_size + 6 and win.heatmap.font.pointSize() == win.font_size
+    assert not win.projector.shows["grid"]  # 1280 × 720: the map alone, the grid given up before it
+    qtbot.keyClick(win, QtCore.Qt.Key.Key_F9)  # back: the docks and the grid as they were
+    qtbot.wait(100)
+    assert not win.projector.on and not remembered()
+    assert win.topk_dock.isVisible() and win.grid.isVisible() and win.map_tabs.tabBar().isVisible()
+    assert win.masks_dock.toggleViewAction().isChecked() and win.masks_dock in win.tabifiedDockWidgets(win.tabs_dock)
+    assert win.heatmap.font.pointSize() == win.font_size
+
+
+def test_on_a_larger_screen_the_projector_layout_keeps_the_grid_beside_the_map(qtbot, tiny_checkpoint, settings_file):
+    from gui.window.projector import remembered
+
+    win = open_window(qtbot, tiny_checkpoint, size=(1920, 1080))
+    type_and_translate(qtbot, win, SENTENCE_14)
+    if win.controls.position != 14:
+        do(qtbot, win, lambda: win.controls.set_position(min(14, win.controls.slider.maximum())))
+    win.projector.set(True)  # as main.py --projector: not remembered
+    assert not remembered() and win.projector.action.isChecked()
+    qtbot.wait(100)
+    assert win.projector.shows == {"inputs": True, "grid": True}
+    assert _fully_visible(win.grid) and _fully_visible(win.inputs.text)
+    got = _projected(qtbot, win)
+    assert got["share"] >= 0.6 and not got["scrolls"]
+    assert win.heatmap.width() > 2 * win.grid.width()  # a compact grid beside the large map
