@@ -128,17 +128,26 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         slack = 16 if self._cur.compact else 0  # back to titles only with room to spare: a scroll bar
         return widest + slack > (self.width() - 8) / max(n_cols, 1)  # coming or going never flips it
 
-    def prepare(self, titles: list[str], n_cols: int) -> None:
+    def prepare(self, titles: list[str], n_cols: int, show: bool = False) -> None:
         """Build (once) the layout for cells titled ``titles`` without drawing, so the first
         result of that shape only fills images (e.g. every view kind's grid when a model loads).
-        The shown layout stays shown."""
+        The shown layout stays shown, unless ``show``: then this one is shown, titled, with empty
+        thumbnails (the placeholder before a first result, in the shape that result will have)."""
         shape = self.shape_of(titles, n_cols)
-        if shape in self._layouts:
+        if shape not in self._layouts:
+            shown = self._cur
+            self._build(*shape[:3], titles)
+            if not show and shown.shape in self._layouts:
+                self._show(shown)
+        if not show:
             return
-        shown = self._cur
-        self._build(*shape[:3], titles)
-        if shown.shape in self._layouts:
-            self._show(shown)
+        self._show(self._layouts[shape])
+        for label, view, title in zip(self.cell_labels, self.views, titles):
+            if label is not None and self._cur.label_text.get(id(label), ("",))[0] != title:
+                label.setText(title, color=DERIVED_RGB if is_derived_title(title) else "#333333", size=f"{self._label_pt()}pt")
+                wrap_title(label, view.width() if view.width() > 10 else 80)  # never wider than its thumbnail
+                self._cur.label_text[id(label)] = (title,)  # not a cell's text: set_cells sets its own
+        self._fit_min_height()
 
     def _show(self, layout: _Layout) -> None:
         if layout is not self._cur:

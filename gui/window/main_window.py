@@ -175,8 +175,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.inputs.device.setCurrentIndex(0 if ckpt.device.type == "cpu" else 1)
         self.inputs.device.blockSignals(False)
         self.status.showMessage(self.model_info)
-        if self.prepare_ahead:
-            QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c))  # after this slot: the window stays live
+        if self.prepare_ahead:  # the view shown first: its grid is the placeholder until a result comes
+            kinds = tuple(sorted(KINDS, key=lambda kind: kind != self.kind))
+            QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c, kinds))  # after this slot: the window stays live
         if self.translate_when_loaded and self.inputs.text.text().strip():
             self.translate_when_loaded = False
             self.translate()
@@ -200,7 +201,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         kind = kinds[0]
         n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
-        self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads))
+        self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads), show=self.result is None and kind == self.kind)
         QtCore.QTimer.singleShot(0, self, lambda: self.prepare_grids(config, kinds[1:]))
 
     def _on_cancelled(self, request_id: int) -> None:
@@ -297,6 +298,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_selector.blockSignals(True)
         self.view_selector.setCurrentIndex(KINDS.index(kind))
         self.view_selector.blockSignals(False)
+        ck = self.worker.checkpoint
+        if self.result is None and ck is not None:  # no result yet: the placeholder takes this view's shape
+            n_layers = ck.config.n_encoder_layers if kind == "encoder" else ck.config.n_decoder_layers
+            self.grid.prepare(*grid_titles(kind, n_layers, ck.config.n_heads), show=True)
         self.redraw()
 
     def select(self, layer: int, head: int) -> None:
