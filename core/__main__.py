@@ -27,6 +27,7 @@ def _translate(args) -> int:
 
     strategy = cli_strategy(args)  # before the model loads: a bad option fails at once
     _check_experiment_options(args, strategy)
+    check_batch_arguments(args)
     from core import cli_heads
 
     cli_heads.check_heads_options(args)
@@ -43,6 +44,8 @@ def _translate(args) -> int:
         texts = split_lines(sys.stdin.buffer.read().decode("utf-8", errors="replace"))
     else:
         texts = [args.text]
+    if text_only(args, strategy):
+        return _translate_text_only(ckpt, texts, strategy, args)
     status = 0
     for text in texts:
         if args.text == "-" and not text.strip():
@@ -84,6 +87,47 @@ def _translate(args) -> int:
                 return status
             line = json.dumps({"source": text, "error": str(exc)}, ensure_ascii=False) if args.json else ""
         print(line, flush=True)
+    return status
+
+
+def text_only(args, strategy) -> bool:
+    """True when ``translate`` is asked for text only: stdin (``-``), no ``--json``, greedy or beam,
+    and no option that needs the maps or one sentence at a time (heads, reference, prefix, pad-to)."""
+    return (
+        args.text == "-"
+        and not args.json
+        and not strategy.is_sampling
+        and not args.heads
+        and args.reference is None
+        and args.prefix is None
+        and args.pad_to is None
+    )
+
+
+def _translate_text_only(ckpt, texts: list[str], strategy, args) -> int:
+    """The text-only fast path of ``translate -``: length-sorted batches of ``--batch-size`` sentences
+    (and ``--max-tokens`` padded source positions), no attention maps; one output line per input
+    line, in input order; the same notices on stderr as one sentence at a time. Exit status 2 when
+    a line could not be translated (its output line is empty)."""
+    from core.decoding.confidence import LOW_CONFIDENCE_NATS
+    from core.decoding.text_batch import translate_texts
+
+    results = translate_texts(ckpt, texts, strategy, args.batch_size, args.max_tokens)
+    status = 0
+    for r in results:
+        if r.error:
+            print(f"error: {r.error}", file=sys.stderr)
+            status = 2
+        if r.notice:
+            print(f"notice: {r.notice}", file=sys.stderr)
+        if r.low_confidence:
+            print(
+                f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
+                f"{LOW_CONFIDENCE_NATS}); check this translation",
+                file=sys.stderr,
+            )
+        print(r.translation)
+    sys.stdout.flush()
     return status
 
 
@@ -159,11 +203,14 @@ def _evaluate(args) -> int:
         print("error: evaluate needs sacrebleu: pip install 'sacrebleu>=2.4' (or reinstall: pip install -e .)", file=sys.stderr)
         return 2
     strategy = as_strategy(args.beam)
+    check_batch_arguments(args)
     ckpt = load_checkpoint(args.checkpoint, device=args.device)
-    result = evaluate_files(ckpt, args.src, args.ref, beam=strategy, limit=args.limit)
+    result = evaluate_files(
+        ckpt, args.src, args.ref, beam=strategy, limit=args.limit, batch_size=args.batch_size, max_tokens=args.max_tokens
+    )
     print(
         f"BLEU {result['bleu']:.2f}  chrF {result['chrf']:.2f}  ({result['lines']} lines, beam {args.beam}, "
-        f"{result['seconds']} s)"
+        f"batch {args.batch_size}, {result['seconds']} s)"
     )
     print(f"  {result['bleu_signature']}\n  {result['chrf_signature']}")
     if args.json:
@@ -230,6 +277,31 @@ def _import_marian(args) -> int:
     return 0
 
 
+def add_batch_arguments(p: argparse.ArgumentParser, where: str = "") -> None:
+    """``--batch-size`` and ``--max-tokens``: sentences sorted by length, decoded in batches."""
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        metavar="N",
+        help=f"{where}translate sentences sorted by length in batches of at most N (greedy and beam; default 32)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"{where}also cap a batch at N padded source tokens (sentences x longest; default no cap)",
+    )
+
+
+def check_batch_arguments(args) -> None:
+    """Raises InputError (one line, exit 2) for ``--batch-size`` or ``--max-tokens`` below 1, before the model loads."""
+    from core.decoding.text_batch import length_batches
+
+    length_batches([], args.batch_size, args.max_tokens)
+
+
 CHECKPOINT_HELP = f"checkpoint folder, or the name of a shipped or your own model (default {DEFAULT_MODEL})"
 
 
@@ -293,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_heads_arguments(t)
     t.add_argument("--json", action="store_true", help="print one JSON object per sentence")
+    add_batch_arguments(t, "with '-' and without --json (text only): ")
 
     e = sub.add_parser("evaluate", help="sacreBLEU BLEU and chrF of a checkpoint on a test set")
     e.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
@@ -302,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--limit", type=int, default=None)
     e.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     e.add_argument("--json", default=None, help="also write the scores to this JSON file")
+    add_batch_arguments(e)
 
     c = sub.add_parser("check", help="lecture sentences (acceptable %%) and copy check (numbers, names, URLs)")
     c.add_argument("--checkpoint", default=DEFAULT_MODEL, help=CHECKPOINT_HELP)
@@ -344,6 +418,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     train_mod.add_arguments(sub.add_parser("train", help="train a model (resumable)"))
+    from core.training import adapt_cli
+
+    adapt_cli.add_arguments(sub.add_parser("adapt", help="fine-tune a copy of a model on a few pairs (a TSV file)"))
     return parser
 
 
@@ -364,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
             return _import_marian(args)
         if args.command == "check":
             return _check(args)
+        if args.command == "adapt":
+            from core.training import adapt_cli
+
+            return adapt_cli.run_from_args(args)
         from core.training import train as train_mod
 
         return train_mod.run_from_args(args)

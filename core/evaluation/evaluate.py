@@ -1,4 +1,4 @@
-"""Corpus BLEU and chrF with sacreBLEU (Post, 2018), greedy (batched) or beam search."""
+"""Corpus BLEU and chrF with sacreBLEU (Post, 2018), greedy or beam search in length-sorted batches."""
 
 from __future__ import annotations
 
@@ -11,37 +11,38 @@ from tqdm import tqdm
 
 from core.checkpoints.atomic_io import write_text_atomic
 from core.checkpoints.checkpoint import Checkpoint
-from core.decoding.session import greedy_batch
 from core.decoding.strategy import DecodingStrategy, as_strategy
+from core.decoding.text_batch import DEFAULT_BATCH_SIZE, translate_texts
 from core.textio import read_aligned
 
 
 def translate_corpus(
-    ckpt: Checkpoint, sources: list[str], beam: int | DecodingStrategy = 1, batch_size: int = 64, alpha: float = 0.6
+    ckpt: Checkpoint,
+    sources: list[str],
+    beam: int | DecodingStrategy = 1,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    alpha: float = 0.6,
+    max_tokens: int | None = None,
 ) -> list[str]:
-    """Translate every line; an empty line gives an empty hypothesis. ``beam``: a
-    :class:`DecodingStrategy` or a beam size (1 = greedy). Greedy runs in length-sorted batches;
-    beam search one sentence at a time.
+    """Translate every line, text only; an empty line (or one empty after normalization) gives an
+    empty hypothesis. ``beam``: a :class:`DecodingStrategy` or a beam size (1 = greedy). Greedy and
+    beam run in length-sorted batches of at most ``batch_size`` sentences and ``max_tokens`` padded
+    source positions (:func:`core.decoding.text_batch.translate_texts`); sampling one sentence at a time.
 
     Raises:
-        InputError: the beam size is out of range (:func:`core.decoding.strategy.as_strategy`).
+        InputError: the beam size, ``batch_size`` or ``max_tokens`` is out of range
+            (:func:`core.decoding.strategy.as_strategy`, :func:`core.decoding.text_batch.length_batches`).
     """
     strategy = as_strategy(beam)
-    out = [""] * len(sources)
-    idx = [i for i, s in enumerate(sources) if ckpt.src_tokenizer.encode(s).ids]
-    if strategy.is_greedy:
-        idx.sort(key=lambda i: len(sources[i]))
-        for start in tqdm(range(0, len(idx), batch_size), desc="greedy", mininterval=10):
-            chunk = idx[start : start + batch_size]
-            for i, ids in zip(
-                chunk, greedy_batch(ckpt.model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, [sources[i] for i in chunk])
-            ):
-                out[i] = ckpt.tgt_tokenizer.decode(ids)
-    else:
-        for i in tqdm(idx, desc=str(strategy), mininterval=10):
+    if strategy.is_sampling:
+        out = [""] * len(sources)
+        for i in tqdm([i for i, s in enumerate(sources) if ckpt.src_tokenizer.encode(s).ids], desc=str(strategy), mininterval=10):
             best = strategy.search(ckpt.model, ckpt.src_tokenizer, sources[i], alpha=alpha)[0]
             out[i] = ckpt.tgt_tokenizer.decode(best.ids)
-    return out
+        return out
+    with tqdm(total=len(sources), desc=str(strategy), mininterval=10) as bar:
+        results = translate_texts(ckpt, sources, strategy, batch_size, max_tokens, alpha, progress=bar.update)
+    return [r.translation if not r.error else "" for r in results]
 
 
 def score(hypotheses: list[str], references: list[str]) -> dict:
@@ -72,9 +73,18 @@ def register_counts(hypotheses: list[str], references: list[str], words=FINANCE_
     return out
 
 
-def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStrategy = 1, limit: int | None = None) -> dict:
+def evaluate_files(
+    ckpt: Checkpoint,
+    src: str,
+    ref: str,
+    beam: int | DecodingStrategy = 1,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_tokens: int | None = None,
+) -> dict:
     """Translate ``src`` (one sentence per line) and score against ``ref``. ``beam``: a
-    :class:`DecodingStrategy` or a beam size (1 = greedy); the result's ``beam`` is its beam size.
+    :class:`DecodingStrategy` or a beam size (1 = greedy); the result's ``beam`` is its beam size;
+    ``batch_size`` / ``max_tokens``: see :func:`translate_corpus`; ``seconds``: translation time (s).
 
     Raises:
         ValueError: the files have different numbers of lines.
@@ -87,7 +97,7 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStr
             raise ValueError(f"--limit must be at least 1, got {limit}")
         sources, refs = sources[:limit], refs[:limit]
     t0 = time.time()
-    hyps = translate_corpus(ckpt, sources, beam=strategy)
+    hyps = translate_corpus(ckpt, sources, beam=strategy, batch_size=batch_size, max_tokens=max_tokens)
     result = score(hyps, refs)
     result["finance_words_hyp_ref"] = register_counts(hyps, refs)
     result.update(
@@ -96,6 +106,7 @@ def evaluate_files(ckpt: Checkpoint, src: str, ref: str, beam: int | DecodingStr
         lines=len(sources),
         beam=strategy.beam_size,
         seconds=round(time.time() - t0, 1),
+        batch_size=batch_size,
         checkpoint=str(ckpt.path),
     )
     return result | {"hypotheses_sample": hyps[:5]}
