@@ -34,7 +34,8 @@ def cuda_routes(text: str) -> list[str]:
     on Linux. A ``pip install`` naming torch must name PyTorch's CPU index; one installing the project
     (``.``, ``-e .``, a wheel) must follow, in the same ``&&`` chain, a CPU-index torch install into the
     same environment (pip then keeps that torch); ``pipx install`` must pass the CPU index in
-    ``--pip-args``. ``pip install --user pipx`` installs no torch."""
+    ``--pip-args`` and a constraint file pinning a ``+cpu`` torch (with PyPI as a second index, pip
+    otherwise takes PyPI's CUDA torch whenever it is newer). ``pip install --user pipx`` installs no torch."""
     spans = re.findall(r"```(?:bash|sh)?\n(.+?)\n```", text, flags=re.S) + [
         " ".join(code.split()) for code in re.findall(r"`([^`]+)`", _prose_without_fences(text))
     ]  # inline code may wrap
@@ -51,8 +52,10 @@ def cuda_routes(text: str) -> list[str]:
                 targets = [a for a in args if not a.startswith("-") and "download.pytorch.org" not in a]
                 project = any(t == "." or t.startswith(".[") or t.endswith(".whl") for t in targets)
                 torch = any(re.match(r"torch\b", t) for t in targets)
-                if tool == "pipx":
-                    if CPU_INDEX not in part:
+                if tool == "pipx":  # both indexes: pip takes the highest torch, so a +cpu pin is needed too
+                    pins = re.findall(r"(?:-c|--constraint)[ =](\S+)", part)
+                    pinned = any(re.search(r"^torch==[\w.]+\+cpu$", (ROOT / c).read_text(), flags=re.M) for c in pins)
+                    if CPU_INDEX not in part or not pinned:
                         bad.append(part.strip())
                 elif tool in ("pip", "pip3") or tool.endswith("/pip"):
                     if torch and ("--index-url" not in args or args[args.index("--index-url") + 1] != CPU_INDEX):
@@ -75,11 +78,13 @@ def test_every_readme_install_route_takes_cpu_torch():
     assert readme.count(CPU_INDEX) >= 3
     old = (
         "```bash\npython3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 -e . && .venv/bin/python main.py\n```\n"
+        f'`pipx install . --pip-args="--extra-index-url {CPU_INDEX}"`\n'
         "`pip wheel . --no-deps -w dist && pipx install dist/attention_studio-*.whl` or `pip install\n"
         "torch==2.13.0 dist/attention_studio-*.whl`; `.venv/bin/pip install -q -e .`"
     )
     assert cuda_routes(old) == [
         ".venv/bin/pip install -q torch==2.13.0 -e .",
+        f'pipx install . --pip-args="--extra-index-url {CPU_INDEX}"',
         "pipx install dist/attention_studio-*.whl",
         "pip install torch==2.13.0 dist/attention_studio-*.whl",
         ".venv/bin/pip install -q -e .",
