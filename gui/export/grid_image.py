@@ -14,13 +14,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyqtgraph as pg
 import pyqtgraph.exporters as pgx
 from PySide6 import QtCore, QtGui
 
 from gui.export.files import remember
 from gui.export.svg import export_svg
 from gui.state.view_data import view_title
+from gui.widgets.colormap import Colormap
 from gui.widgets.map_style import MASKED_RGB, OPEN_RGB
 
 MASKS_TITLE = "Masks the model was given"
@@ -115,7 +115,7 @@ class HeaderPainter:
     grid's; the Masks view draws the mask legend instead of a colour bar."""
 
     def __init__(
-        self, header: GridHeader, width: float, font: QtGui.QFont, cmap: pg.ColorMap, scale: str, dpi: float = 96.0
+        self, header: GridHeader, width: float, font: QtGui.QFont, cmap: Colormap, scale: str, dpi: float = 96.0
     ) -> None:
         self.header, self.width, self.cmap, self.scale = header, float(width), cmap, scale
         self.probe = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_ARGB32)  # metrics at the device's dpi
@@ -234,7 +234,7 @@ class HeaderPainter:
             gradient = QtGui.QLinearGradient(self.bar.topLeft(), self.bar.topRight())
             for i in range(33):
                 pos = i / 32
-                gradient.setColorAt(pos, self.cmap.map(pos, mode=pg.ColorMap.QCOLOR))
+                gradient.setColorAt(pos, self.cmap.qcolor(pos))
             painter.fillRect(self.bar, QtGui.QBrush(gradient))
             painter.setPen(QtGui.QPen(QtGui.QColor("#666666"), 0))
             painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)

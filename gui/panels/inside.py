@@ -13,7 +13,6 @@ The query is the spin box, or a click on a row of the enlarged heatmap.
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import InsideStep, inside_of_result
@@ -21,8 +20,9 @@ from core.transformer.kinds import VIEW_TO_KIND
 from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
 from gui.state.view_data import KIND_TITLES, quote, view_at
+from gui.widgets.colormap import Colormap
 from gui.widgets.labels import MAX_CHARS
-from gui.widgets.strips import PopOut, ValueStrip
+from gui.widgets.strips import PopOut, StripStack
 
 CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
@@ -84,10 +84,9 @@ class InsidePanel(WorkerTab):
         self.message = QtWidgets.QLabel(HINT)
         self.message.setWordWrap(True)
         self.message.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.plots = pg.GraphicsLayoutWidget()
-        self.plots.setBackground("w")
-        signed = pg.colormap.get(SIGNED)
-        self.strips = [ValueStrip(self.plots.ci, i, ctx.style.cmap if i == 4 else signed, diverging=i != 4) for i in range(7)]
+        self.plots = StripStack()
+        signed = Colormap.named(SIGNED)
+        self.strips = [self.plots.add_strip(ctx.style.cmap if i == 4 else signed, diverging=i != 4) for i in range(7)]
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # fit the width
@@ -221,10 +220,7 @@ class InsidePanel(WorkerTab):
         for s in self.strips:
             s.plot.getAxis("left").setWidth(left)
         line = fm.height()
-        for i, s in enumerate(self.strips):
-            rows = s.matrix.shape[0]
-            self.plots.ci.layout.setRowFixedHeight(i, 5 * line + rows * max(line, 14) + 24)
-        self.plots.setMinimumHeight(int(sum(self.plots.ci.layout.rowMinimumHeight(i) for i in range(7))) + 20)
+        self.plots.set_row_heights([5 * line + s.matrix.shape[0] * max(line, 14) + 24 for s in self.strips])
         kv = (
             f"{len(keys)} keys (cached decoding: only the keys computed up to this query)"
             if st.kind == "dec"

@@ -7,14 +7,14 @@ import textwrap
 import weakref
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.compare_data import Comparison, HeadMap, map_arrays, position_labels
+from gui.widgets.colormap import Colormap
 from gui.widgets.heatmap import Heatmap
 
 # blue (B < A) - white (0) - red (B > A); RdBu ends, symmetric around the middle
-DIVERGING = pg.ColorMap(pos=[0.0, 0.5, 1.0], color=[(33, 102, 172), (247, 247, 247), (178, 24, 43)])
+DIVERGING = Colormap.from_stops("red-blue", (0.0, (33, 102, 172)), (0.5, (247, 247, 247)), (1.0, (178, 24, 43)))
 HINT = "hover a cell for its value (queries and keys numbered from 1)"
 DETACH_TEXT = "Own window ⇱"  # every tab's button that opens it in a window of its own
 HOME_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tab widget -> its tabs before one left
@@ -68,7 +68,7 @@ class DiffHeatmap(Heatmap):
         m = max(abs(self.levels[0]), abs(self.levels[1]), 1e-12)
         return np.abs(matrix) < 0.6 * m
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:  # always diverging
+    def set_colormap(self, cmap: Colormap) -> None:  # always diverging
         super().set_colormap(DIVERGING)
 
     def describe(self, row: int, col: int) -> str:
@@ -90,7 +90,7 @@ class MapRow(QtWidgets.QWidget):
 
     def __init__(self, titles: tuple[str, str], with_diff: bool, parent=None) -> None:
         super().__init__(parent)
-        cmap = pg.colormap.get("viridis")
+        cmap = Colormap.named("viridis")
         v = QtWidgets.QVBoxLayout(self)
         v.setContentsMargins(0, 0, 0, 0)
         row = self.row = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
@@ -126,7 +126,7 @@ class MapRow(QtWidgets.QWidget):
         for m in self.maps:
             m.set_font(font)
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:
+    def set_colormap(self, cmap: Colormap) -> None:
         """View → Colour map for A and B; the difference map keeps its diverging colours."""
         for m in (self.a, self.b):
             m.set_colormap(cmap)

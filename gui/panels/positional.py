@@ -9,16 +9,15 @@ checkpoint in the worker thread (the GUI never touches the model); the view show
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from core.analysis.inside import positional_matrix
 from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
 from gui.state.view_data import quote
-from gui.widgets.heatmap import MatrixImage, colour_bar
-from gui.widgets.labels import token_axes
+from gui.widgets.colormap import Colormap
 from gui.widgets.strips import PopOut, signed_levels
+from gui.widgets.table_map import TableMap
 
 SIDES = {"src": "source (encoder input)", "tgt": "target (decoder input, [BOS] first)"}
 MARGIN = 8  # rows shown past the last token (unless "all positions" is ticked)
@@ -64,22 +63,8 @@ class PositionalPanel(WorkerTab):
         options.addWidget(self.popout_button)
         self.message = QtWidgets.QLabel("No model loaded yet.")
         self.message.setWordWrap(True)
-        self.plots = pg.GraphicsLayoutWidget()
-        self.plots.setBackground("w")
-        self.plot = self.plots.addPlot(row=0, col=0, axisItems=token_axes("left"), enableMenu=False)
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.hideButtons()
-        self.plot.invertY(True)
-        cmap = pg.colormap.get("CET-D1")
-        self.image = MatrixImage(self.plot.getViewBox(), cmap)
-        self.colorbar = colour_bar((-1, 1), cmap)  # learned tables: small ranges, no hidden SI scale
-        self.colorbar.setImageItem(self.image.image)
-        self.plots.addItem(self.colorbar, row=0, col=1)
-        self.band = pg.LinearRegionItem(
-            orientation="horizontal", movable=False, brush=pg.mkBrush(None), pen=pg.mkPen(EDGE, width=3)
-        )  # the tokens' rows, never tinted
-        self.plot.addItem(self.band)
-        self.row_lines: list[pg.InfiniteLine] = []  # thin lines between the tokens' rows
+        self.plots = TableMap(Colormap.named("CET-D1"), EDGE)  # learned tables: levels set per table
+        self.plot, self.image, self.colorbar, self.band = self.plots.plot, self.plots.image, self.plots.colorbar, self.plots.band
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
@@ -139,16 +124,7 @@ class PositionalPanel(WorkerTab):
         self.matrix, self.tokens = full[:n], tokens
         rows, d = self.matrix.shape
         levels = (-1.0, 1.0) if t["kind"] != "learned" else signed_levels(self.matrix)
-        self.image.set(self.matrix, None, levels=levels)
-        self.colorbar.setLevels(levels)
         font = QtGui.QFont(self.ctx.style.font)
-        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
-        for ax in (left, bottom):
-            ax.setStyle(tickFont=font)
-        left.setTicks([[(i + 0.5, f"{i} {quote(tok)}") for i, tok in enumerate(tokens)]])
-        css = {"font-size": f"{font.pointSize()}pt"}
-        self.plot.setLabel("left", "position (marked: the current tokens)", **css)
-        self.plot.setLabel("bottom", f"feature of d_model (0 … {d - 1})", **css)
         what = (
             "learned table"
             if t["kind"] == "learned"
@@ -156,17 +132,15 @@ class PositionalPanel(WorkerTab):
             if t["kind"] == "sinusoidal_halves"
             else "sinusoids §3.5: PE(pos, 2i) = sin(pos/10000^(2i/d_model)), PE(pos, 2i+1) = cos(…)"
         )
-        self.plot.setTitle(f"{SIDES[side]}: {what}", size=f"{font.pointSize()}pt")
-        self.band.setRegion((0, len(tokens)))
-        self.band.setVisible(bool(tokens))
-        while len(self.row_lines) < len(tokens):
-            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(EDGE, width=1))
-            self.plot.addItem(line)
-            self.row_lines.append(line)
-        for i, line in enumerate(self.row_lines):
-            line.setPos(i + 1)
-            line.setVisible(i + 1 < len(tokens))
-        self.plot.getViewBox().setRange(QtCore.QRectF(0, 0, d, rows), padding=0)
+        self.plots.set_table(
+            self.matrix,
+            levels,
+            [f"{i} {quote(tok)}" for i, tok in enumerate(tokens)],
+            font,
+            left="position (marked: the current tokens)",
+            bottom=f"feature of d_model (0 … {d - 1})",
+            title=f"{SIDES[side]}: {what}",
+        )
         note = "" if tokens else " No sentence yet: translate one to mark its tokens' rows."
         self.message.setText(
             f"Positions 0 … {rows - 1} of {t['max_len']} × d_model {d}; the {len(tokens)} current "

@@ -9,6 +9,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.state.view_spec import Cell
+from gui.widgets.colormap import Colormap
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
@@ -83,7 +84,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
 
     clicked = QtCore.Signal(object)
 
-    def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
+    def __init__(self, cmap: Colormap, parent=None) -> None:
         super().__init__(parent)
         self.cmap = cmap
         self.ci.setSpacing(2)
@@ -227,7 +228,7 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         map_levels(np.zeros((1, 1)), None, scale)  # validates
         self.scale = scale
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:
+    def set_colormap(self, cmap: Colormap) -> None:
         self.cmap = cmap
         for lay in {id(x): x for x in (*self._layouts.values(), self._cur)}.values():
             for im in lay.images:

@@ -8,12 +8,15 @@ exactly the attention matrix it shows (``heatmap.image.image``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_data import quote
 from gui.widgets.cell_values import CellValues
+from gui.widgets.colormap import Colormap, as_pg
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
 from gui.widgets.map_style import LEGEND, hatch_size, hatch_stripes
 from gui.widgets.pg_config import configure, no_background_cache
@@ -30,26 +33,21 @@ SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
 LUT_POINTS = 512
 
 
-_LUTS: dict[int, tuple[pg.ColorMap, np.ndarray]] = {}
 _UNIT_RECT = QtCore.QRectF(0, 0, 1, 1)  # where a thumbnail's map is placed (read, never changed)
 
 
-def lookup_table(cmap: pg.ColorMap) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def lookup_table(cmap: Colormap) -> np.ndarray:
     """``cmap``'s colour table of ``LUT_POINTS`` entries, the same array for the same colour map
     (the grid's thumbnails then share one table, and are coloured as one group per step)."""
-    hit = _LUTS.get(id(cmap))
-    if hit is None or hit[0] is not cmap:
-        if len(_LUTS) > 64:
-            _LUTS.clear()
-        hit = _LUTS[id(cmap)] = (cmap, cmap.getLookupTable(nPts=LUT_POINTS))
-    return hit[1]
+    return cmap.lookup_table(LUT_POINTS)
 
 
-def colour_bar(values: tuple[float, float], cmap: pg.ColorMap) -> pg.ColorBarItem:
+def colour_bar(values: tuple[float, float], cmap: Colormap) -> pg.ColorBarItem:
     """A non-interactive colour bar (``values`` = its first levels) whose tick numbers are the
     values themselves: pyqtgraph's automatic SI prefix is off, else a per-map bar up to 0.02
     reads 10 … 20 with a small "(x0.001)" in its label once the label is shown."""
-    bar = pg.ColorBarItem(values=values, colorMap=cmap, interactive=False, width=14)
+    bar = pg.ColorBarItem(values=values, colorMap=as_pg(cmap), interactive=False, width=14)
     bar.axis.enableAutoSIPrefix(False)
     return bar
 
@@ -96,7 +94,7 @@ class MatrixImage:
     (a thumbnail, ``set(..., unit=True)``) draws its hatch itself: ``overlay`` is then None.
     ``view``: a ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
 
-    def __init__(self, view, cmap: pg.ColorMap, image: pg.ImageItem | None = None, overlay: pg.ImageItem | None = None) -> None:
+    def __init__(self, view, cmap: Colormap, image: pg.ImageItem | None = None, overlay: pg.ImageItem | None = None) -> None:
         self.image = image if image is not None else MapImage()
         # an image item that draws the hatch itself (gui.widgets.thumbnails.ThumbnailImage) needs no overlay item
         own_hatch = overlay is None and getattr(self.image, "draws_hatch", False)
@@ -116,7 +114,7 @@ class MatrixImage:
             item.setRect(rect)
             self._placed[id(item)] = key
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:
+    def set_colormap(self, cmap: Colormap) -> None:
         self.image.setLookupTable(lookup_table(cmap))
 
     def set(
@@ -194,7 +192,7 @@ class Heatmap(pg.GraphicsLayoutWidget):
     row_clicked = QtCore.Signal(int)
     EMPTY = "Type Korean above and press Enter:\nthe attention maps appear here."
 
-    def __init__(self, cmap: pg.ColorMap, parent=None) -> None:
+    def __init__(self, cmap: Colormap, parent=None) -> None:
         configure()  # white background, row-major images: the view reads them as it is built
         super().__init__(parent)
         self.cmap = cmap  # for copies laid out at another size (gui/export/map_image.py)
@@ -268,10 +266,10 @@ class Heatmap(pg.GraphicsLayoutWidget):
         self.placeholder.show()
         self.view.setRange(QtCore.QRectF(0, 0, 1, 1), padding=0)
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:
+    def set_colormap(self, cmap: Colormap) -> None:
         self.cmap = cmap
         self.matrix_image.set_colormap(cmap)
-        self.colorbar.setColorMap(cmap)
+        self.colorbar.setColorMap(as_pg(cmap))
 
     def set_font(self, font: QtGui.QFont) -> None:
         """Every text of the map follows ``font``: ticks, axis titles, title, colour bar, cell values."""

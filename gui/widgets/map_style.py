@@ -6,11 +6,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pyqtgraph as pg
+
+from gui.widgets.colormap import Colormap
 
 HATCH = 4  # overlay pixels per cell side (the minimum; small maps get more, see hatch_size)
 MASKED_RGB, OPEN_RGB = (70, 70, 70), (150, 205, 150)  # the mask legend's two colours
-MASK_CMAP = pg.ColorMap(pos=[0.0, 1.0], color=[OPEN_RGB, MASKED_RGB])  # a mask drawn as an image: 0 open, 1 masked
+MASK_CMAP = Colormap.from_stops("mask", (0.0, OPEN_RGB), (1.0, MASKED_RGB))  # a mask drawn as an image: 0 open, 1 masked
 LEGEND = (
     "<span style='color:#464646'>■</span> masked (True) &nbsp; "
     "<span style='color:#96cd96'>■</span> may attend (False) &nbsp; "

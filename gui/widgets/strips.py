@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from gui.widgets.colormap import Colormap
 from gui.widgets.heatmap import MatrixImage
 from gui.widgets.labels import token_axes, wrap_title
 
@@ -42,10 +43,30 @@ def range_text(v: float) -> str:
     return f"{v:.3g}".replace("-", "−")
 
 
+class StripStack(pg.GraphicsLayoutWidget):
+    """:class:`ValueStrip` s one under another on a white background, in one column."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setBackground("w")
+        self.strips: list[ValueStrip] = []
+
+    def add_strip(self, cmap: Colormap, diverging: bool = False) -> ValueStrip:
+        """A new strip in the next row."""
+        self.strips.append(ValueStrip(self.ci, len(self.strips), cmap, diverging))
+        return self.strips[-1]
+
+    def set_row_heights(self, heights: list[int], extra: int = 20) -> None:
+        """Fix row ``i`` at ``heights[i]`` pixels; the widget is at least their sum + ``extra`` tall."""
+        for i, h in enumerate(heights):
+            self.ci.layout.setRowFixedHeight(i, h)
+        self.setMinimumHeight(int(sum(self.ci.layout.rowMinimumHeight(i) for i in range(len(heights)))) + extra)
+
+
 class ValueStrip:
     """One matrix as a PlotItem in ``layout`` at ``row``: image, token axes, printed values."""
 
-    def __init__(self, layout: pg.GraphicsLayout, row: int, cmap: pg.ColorMap, diverging: bool = False) -> None:
+    def __init__(self, layout: pg.GraphicsLayout, row: int, cmap: Colormap, diverging: bool = False) -> None:
         self.diverging = diverging  # light in the middle of the levels: dark text there, light at the ends
         self.plot = layout.addPlot(row=row, col=0, axisItems=token_axes("left", "bottom"), enableMenu=False)
         self.plot.setMouseEnabled(x=False, y=False)
@@ -65,7 +86,7 @@ class ValueStrip:
         """The title wraps to the plot's width (never widens the panel)."""
         wrap_title(self.plot.titleLabel, max(self.view.width(), 10 * QtGui.QFontMetricsF(self.font).averageCharWidth()))
 
-    def set_colormap(self, cmap: pg.ColorMap) -> None:
+    def set_colormap(self, cmap: Colormap) -> None:
         self.image.set_colormap(cmap)
 
     def set_font(self, font: QtGui.QFont) -> None:

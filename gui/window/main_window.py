@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.decoding.live import LiveState
@@ -16,6 +15,7 @@ from gui.state import derived as dv
 from gui.state.view_data import KINDS, masks_at
 from gui.state.view_model import ViewModel
 from gui.state.view_spec import clamped, enlarged_spec, grid_spec, grid_titles
+from gui.widgets.colormap import Colormap
 from gui.widgets.fonts import apply_minimums, clamp_point
 from gui.widgets.map_style import MASK_CMAP
 from gui.widgets.pg_config import configure
@@ -44,7 +44,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle("Attention Studio — Korean → English Transformer")
         self.font_family, self.font_size = font_family, font_size
         self.base_font_size = font_size  # View → Reset font size
-        self.cmap = pg.colormap.get("viridis")
+        self.cmap = Colormap.named("viridis")
         self.vm = ViewModel()
         self.checkpoint_path: str | None = None
         self.precision = "fp32"  # View → Precision (core/checkpoints/precision.py)
@@ -383,7 +383,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.apply_font()
 
     def set_colormap(self, name: str) -> None:
-        self.cmap = pg.colormap.get(name)
+        self.cmap = Colormap.named(name)
         self._drawn = None
         self.redraw()
         self.style_.update(cmap=self.cmap)
@@ -394,7 +394,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.kind != "masks":
             self._apply_colormap(self.cmap)
 
-    def _apply_colormap(self, cmap: pg.ColorMap) -> None:
+    def _apply_colormap(self, cmap: Colormap) -> None:
         """Give the grid and the enlarged map ``cmap`` unless they have it (they are built with
         the window's colour map: the first result does not recolour every thumbnail again)."""
         if self._applied_cmap is cmap:

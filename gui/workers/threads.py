@@ -6,16 +6,39 @@ it runs in a worker thread and frees a Qt object left in a reference cycle (a cl
 widget whose slot is a lambda holding it), the object's C++ destructor runs there and waits for
 the GUI thread: the worker deadlocked in ``QObject::~QObject`` while loading a model in a test
 run. So before the first worker thread starts, automatic collection is switched off and
-pyqtgraph's :class:`~pyqtgraph.util.garbage_collector.GarbageCollector` collects on a timer in
-the GUI thread instead (same thresholds, checked every second).
+:class:`GuiThreadCollector` collects on a timer in the GUI thread instead (the interpreter's own
+thresholds, checked every second; the scheme of pyqtgraph's ``GarbageCollector``).
 """
 
 from __future__ import annotations
 
-from pyqtgraph.util.garbage_collector import GarbageCollector
+import gc
+
 from PySide6 import QtCore
 
-_collector: GarbageCollector | None = None
+
+class GuiThreadCollector:
+    """Switches automatic cyclic collection off and collects from a QTimer of the thread that made
+    it instead: each generation whose count passed its threshold, as the interpreter itself would
+    (``gc.get_threshold()``), every ``interval_s`` seconds."""
+
+    def __init__(self, interval_s: float = 1.0) -> None:
+        self.threshold = gc.get_threshold()
+        gc.disable()
+        self.timer = QtCore.QTimer()
+        self.timer.timeout.connect(self.check)
+        self.timer.start(int(interval_s * 1000))
+
+    def check(self) -> None:
+        """Collect the generations over their thresholds (youngest first, as the interpreter does)."""
+        counts = gc.get_count()
+        for generation in range(3):
+            if counts[generation] <= self.threshold[generation]:
+                break
+            gc.collect(generation)
+
+
+_collector: GuiThreadCollector | None = None
 
 
 def collect_on_gui_thread() -> None:
@@ -23,7 +46,7 @@ def collect_on_gui_thread() -> None:
     GUI thread, with a QApplication)."""
     global _collector
     if _collector is None:
-        _collector = GarbageCollector(interval=1.0)
+        _collector = GuiThreadCollector(interval_s=1.0)
 
 
 class WorkerThread(QtCore.QThread):

@@ -215,6 +215,22 @@ def test_gui_layers_import_only_downwards():
         assert forbidden(graph, layer, above) == [], layer
 
 
+RENDERER = ("pyqtgraph",)  # the heatmap renderer: behind gui.widgets and gui.export only
+RENDERER_HOME = ("gui.widgets", "gui.export")
+
+
+def renderer_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``module -> import`` lines where a gui module outside :data:`RENDERER_HOME` imports the renderer."""
+    outside = {m: d for m, d in graph.items() if not any(m == h or m.startswith(h + ".") for h in RENDERER_HOME)}
+    return forbidden(outside, "gui", RENDERER)
+
+
+def test_the_renderer_is_imported_only_by_widgets_and_export():
+    """Panels, the window, workers and state draw through gui.widgets (and its Colormap type):
+    swapping the renderer touches those two packages only."""
+    assert renderer_imports(import_graph(ROOT, ("gui",))) == []
+
+
 def test_only_the_window_package_receives_the_window():
     assert window_receivers(ROOT) == []
 
@@ -252,6 +268,14 @@ def test_a_planted_violation_is_caught(tmp_path):
     graph = import_graph(tmp_path, ("core",))
     assert cycles(graph) == []
     assert cycles(package_graph(graph)) == [["core.d", "core.sub"]]
+    gui = tmp_path / "gui"
+    for sub in ("widgets", "panels"):
+        (gui / sub).mkdir(parents=True)
+        (gui / sub / "__init__.py").write_text("")
+    (gui / "__init__.py").write_text("")
+    (gui / "widgets" / "w.py").write_text("import pyqtgraph as pg\n")
+    (gui / "panels" / "p.py").write_text("from pyqtgraph import ColorMap\n")
+    assert renderer_imports(import_graph(tmp_path, ("gui",))) == ["gui.panels.p -> pyqtgraph"]
 
 
 def test_planted_gui_violations_are_caught(tmp_path):
