@@ -32,7 +32,8 @@ class GridHeader:
     """What the exported grid shows (no Qt here): ``kind`` (encoder, decoder, cross, masks),
     ``title`` (the view's name), ``layout`` ("2 layers × 4 heads"), the ``source`` sentence,
     the output line's ``output_label`` and ``output`` ("" when there is none yet), ``step`` of
-    ``n_steps`` and ``step_text`` (what happened at that step)."""
+    ``n_steps`` (None while the output is decoded live: its length is not known yet, as the
+    window's step line says) and ``step_text`` (what happened at that step)."""
 
     kind: str
     title: str
@@ -41,7 +42,7 @@ class GridHeader:
     output_label: str
     output: str
     step: int
-    n_steps: int
+    n_steps: int | None
     step_text: str
 
     @property
@@ -54,9 +55,14 @@ class GridHeader:
         return out
 
     @property
+    def counter(self) -> str:
+        """ "step 5 / 12", or "step 5 (decoding live)" while the output's length is not known."""
+        return f"step {self.step} / {self.n_steps}" if self.n_steps is not None else f"step {self.step} (decoding live)"
+
+    @property
     def heading(self) -> str:
         """The first line: the view, what the grid holds and the step."""
-        return f"{self.title} · {self.layout} · step {self.step} / {self.n_steps}"
+        return f"{self.title} · {self.layout} · {self.counter}"
 
     @property
     def stem(self) -> str:
@@ -88,7 +94,8 @@ def grid_header(vm) -> GridHeader:
         label, output = f"Output after step {k}", vm.text_at(k)
     step = vm.step_description()
     step = step[len("step ") :] if step.startswith("step ") else step  # the label says "Step:"
-    return GridHeader(kind, title, layout, r.source.text, label, output, k, vm.n_steps, step)
+    n_steps = None if vm.live and not vm.state.finished else vm.n_steps  # stepped back or not at the end yet
+    return GridHeader(kind, title, layout, r.source.text, label, output, k, n_steps, step)
 
 
 def scale_text(kind: str, scale: str) -> str:
@@ -157,7 +164,7 @@ class HeaderPainter:
         inner = self.width - 2 * margin
         y = margin
         y += self._block(margin, y, inner, self.header.title, self.title, "#111111")
-        subtitle = f"{self.header.layout} · step {self.header.step} / {self.header.n_steps}"
+        subtitle = f"{self.header.layout} · {self.header.counter}"
         y += self._block(margin, y, inner, subtitle, self.body, "#555555") + 0.4 * line
         key = "Legend:" if self.header.kind == "masks" else "Colours:"
         labels = [f"{label}:" for label, _ in self.header.lines] + [key]

@@ -231,3 +231,29 @@ def test_grid_svg_has_the_header_and_vector_thumbnails(qtbot, window, tmp_path, 
         px = _rasterise(path)
         head = px[: ZOOM * int(height - grid.height())]
         assert (head.min(-1) < 128).mean() > 0.01
+
+
+def test_grid_header_of_a_beam_result_stepped_back_does_not_claim_the_last_step(qtbot, window, tmp_path, monkeypatch):
+    """A beam-4 result run to the end, then three steps back: the header said "step k / k" (the
+    steps decoded so far, as if k were the last) where the window says the output is being
+    decoded live; at the end it gives the whole length."""
+    from tests.support.gui import do
+
+    window.inputs.text.setText(TEXT)
+    window.inputs.beam.setValue(4)
+    window.inputs.decoding.setCurrentIndex(1)  # beam search
+    do(qtbot, window, window.translate)
+    do(qtbot, window, window.controls.end_button.click)
+    r = window.vm.result
+    n = len(r.steps)
+    assert r.mode == "beam" and r.beam == 4 and n >= 4 and window.vm.state.finished
+    _answer_dialog(monkeypatch, tmp_path)
+    window.set_view("cross")
+    title = QtGui.QImage(str(display.export_dialog(window, "grid"))).text("Title")
+    assert title.endswith(f"· step {n} / {n}")
+    k = n - 3
+    do(qtbot, window, lambda: window.controls.set_position(k))
+    assert window.vm.step == k and window.step_label.text().startswith(f"step {k} (decoding live)")
+    image = QtGui.QImage(str(display.export_dialog(window, "grid")))
+    assert image.text("Title").endswith(f"· step {k} (decoding live)")  # was "step {k} / {k}"
+    assert f"Step: {k} (decoding live)" in image.text("Description")  # the same as the header's step line
