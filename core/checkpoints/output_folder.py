@@ -10,7 +10,8 @@ from pathlib import Path
 from core.errors import CheckpointError
 
 #: Files a checkpoint folder may hold: what a save, ``average`` (training.json) and the OPUS-MT
-#: import (SentencePiece models, vocab.json, marian_source.json) write.
+#: import (SentencePiece models, vocab.json, marian_source.json) and ``adapt`` (adapted.json,
+#: replay.tsv) write.
 CHECKPOINT_FILE_NAMES = frozenset(
     {
         "config.json",
@@ -22,6 +23,8 @@ CHECKPOINT_FILE_NAMES = frozenset(
         "training.json",
         "marian_source.json",
         "vocab.json",
+        "adapted.json",
+        "replay.tsv",
     }
 )
 

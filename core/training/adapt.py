@@ -1,0 +1,196 @@
+"""Adapt a trained checkpoint to a few pairs of a user's (a lecturer's own sentences) and save the
+result as a new model in the normal checkpoint format.
+
+A copy of the checkpoint is fine-tuned for a bounded number of updates with the training code of
+``python -m core train`` (:func:`core.training.step.train_step`: label-smoothed loss, Adam
+(0.9, 0.98, 1e-9), the warm-up / inverse-square-root schedule with a linear cool-down to 0,
+gradient clipping), as a warm start does: the weights kept, a fresh optimizer and warm-up. Every
+update sees all the user's pairs (at most 32 drawn at random when there are more) and as many pairs
+of the checkpoint's replay set (:mod:`core.training.replay`), so the model does not forget.
+
+Qt-free; the app calls :func:`adapt` from a worker with ``progress`` and ``should_cancel``::
+
+    result = adapt("checkpoints/ko-en-nc", pairs, out, "my-lecture",
+                   progress=lambda done, total, loss: ..., should_cancel=lambda: cancelled)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from core.checkpoints.atomic_io import atomic_dir
+from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
+from core.checkpoints.output_folder import claim_output
+from core.errors import InputError, StudioError
+from core.training.data import collate, encode_pairs
+from core.training.replay import REPLAY, load_replay
+from core.training.step import Schedule, make_optimizer, train_step
+
+log = logging.getLogger("core.training.adapt")
+MAX_STEPS = 1000
+MAX_PAIRS = 2000
+ADAPTED = "adapted.json"
+
+
+class AdaptCancelled(StudioError):
+    """``should_cancel()`` turned True: nothing was written, the checkpoint is unchanged."""
+
+
+@dataclass
+class AdaptOptions:
+    """``steps``: updates (1-1,000). ``warmup``, ``lr_scale``: the schedule of a warm start
+    (peak rate ``lr_scale · d_model^-0.5 · warmup^-0.5`` at update ``warmup``; the last half of the
+    updates cool down linearly to 0). ``replay``: replay pairs per update for each user pair (0:
+    none). ``label_smoothing``, ``clip``: as in training. ``seed``: batches and dropout.
+    ``threads``: 0 keeps torch's setting."""
+
+    steps: int = 60
+    warmup: int = 10
+    lr_scale: float = 0.5
+    replay: float = 1.0
+    label_smoothing: float = 0.1
+    clip: float = 1.0
+    seed: int = 1
+    threads: int = 0
+
+    def validate(self) -> None:
+        if not 1 <= self.steps <= MAX_STEPS:
+            raise InputError(f"steps must be 1 to {MAX_STEPS}, got {self.steps}")
+        if self.warmup < 1 or self.lr_scale <= 0 or self.replay < 0:
+            raise InputError("warmup must be >= 1, lr_scale > 0 and replay >= 0")
+
+
+@dataclass
+class AdaptResult:
+    """``path`` of the saved model; ``steps`` made; ``seconds`` of wall time (load and save
+    included); ``losses``: the training loss of each update (nats/token, label-smoothed);
+    ``pairs`` / ``replay_pairs``: how many of each the updates drew from."""
+
+    path: Path
+    steps: int
+    seconds: float
+    losses: list[float] = field(default_factory=list)
+    pairs: int = 0
+    replay_pairs: int = 0
+
+
+def _card(
+    name: str, base: Path, source: str, pairs: list[tuple[str, str]], opts: AdaptOptions, n_replay: int, base_card: str
+) -> str:
+    lines = [
+        f"# {name}",
+        "",
+        f"**Adapted** from `{base.name}` on {len(pairs)} pair(s) from {source}, {opts.steps} updates "
+        f"(warm start: fresh Adam, warm-up {opts.warmup}, lr-scale {opts.lr_scale}, cool-down over the last half; "
+        f"label smoothing {opts.label_smoothing}), each update mixing in {opts.replay:g} replay pair(s) per pair "
+        f"from the {n_replay} of `{base.name}/{REPLAY}`. Made by `python -m core adapt` (or the app's Adapt).",
+        "",
+        "## Adapted on",
+        "",
+        *(f"- {ko} → {en}" for ko, en in pairs[:50]),
+        *([f"- … and {len(pairs) - 50} more (all in `{ADAPTED}`)"] if len(pairs) > 50 else []),
+        "",
+        f"## The model it was adapted from: {base.name}",
+        "",
+        base_card,
+    ]
+    return "\n".join(lines)
+
+
+def adapt(
+    checkpoint: str | Path,
+    pairs: list[tuple[str, str]],
+    out: str | Path,
+    name: str,
+    options: AdaptOptions | None = None,
+    source: str = "the given pairs",
+    progress: Callable[[int, int, float], None] | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+    force: bool = False,
+) -> AdaptResult:
+    """Fine-tune a copy of ``checkpoint`` on ``pairs`` (Korean, English) and save it to ``out``.
+
+    ``progress(done, total, loss)`` is called after each update (loss in nats/token);
+    ``should_cancel()`` is asked before each update and before saving. ``out`` is written
+    atomically (built under a temporary name, then renamed): the checkpoint format with a card
+    saying what the model was adapted on, ``adapted.json`` (the base, the pairs, the options, the
+    losses) and the base's ``replay.tsv`` (so the result can be adapted again). ``out`` must be a
+    new or empty folder, or with ``force`` an existing checkpoint folder (replaced as a whole).
+
+    Raises:
+        InputError: no pairs, too many, a pair too long for the model, bad options, or the
+            checkpoint ships no replay set while ``replay`` > 0.
+        CheckpointError: ``checkpoint`` cannot be loaded; ``out`` may not be written
+            (:func:`~core.checkpoints.output_folder.claim_output`: the checkpoint itself, a folder
+            holding other files, an existing model without ``force``).
+        AdaptCancelled: cancelled; nothing was written.
+        OSError: the disk is full or not writable (``out`` is left as it was).
+    """
+    t0 = time.perf_counter()
+    opts = options or AdaptOptions()
+    opts.validate()
+    if not pairs:
+        raise InputError("no pairs to adapt on")
+    if len(pairs) > MAX_PAIRS:
+        raise InputError(f"{len(pairs)} pairs; adapt takes at most {MAX_PAIRS:,} (it is for a lecturer's own sentences)")
+    base = Path(checkpoint)
+    out = claim_output(out, force, inputs=(base,))
+    ckpt = load_checkpoint(base, device="cpu")
+    replay = load_replay(base) if opts.replay > 0 else []
+    if opts.replay > 0 and not replay:
+        raise InputError(f"{base}: ships no {REPLAY} (general pairs to mix in); give --replay 0 to adapt without")
+    c = ckpt.config
+    mine = encode_pairs(pairs, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)
+    if len(mine) < len(pairs):
+        raise InputError(f"{len(pairs) - len(mine)} pair(s) are longer than the model's {c.max_len} tokens")
+    general = encode_pairs(replay, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    model = ckpt.model.train()
+    opt = make_optimizer(model)
+    sched = Schedule(c.d_model, opts.warmup, opts.lr_scale, opts.steps, cooldown=opts.steps // 2)
+    rng = random.Random(opts.seed)
+    per_step = min(len(mine), 32)
+    n_general = round(per_step * opts.replay) if general else 0
+    losses: list[float] = []
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(opts.seed)
+        for step in range(1, opts.steps + 1):
+            if should_cancel is not None and should_cancel():
+                raise AdaptCancelled(f"adapting cancelled after {step - 1} of {opts.steps} updates; nothing was saved")
+            batch = rng.sample(mine, per_step) + [rng.choice(general) for _ in range(n_general)]
+            src, tgt = collate(batch, list(range(len(batch))), c.pad_id)
+            r = train_step(model, opt, src, tgt, sched.rate(step), opts.label_smoothing, opts.clip)
+            losses.append(r.loss)
+            if progress is not None:
+                progress(step, opts.steps, r.loss)
+    if should_cancel is not None and should_cancel():
+        raise AdaptCancelled(f"adapting cancelled after {opts.steps} updates, before saving; nothing was saved")
+    model.eval()
+    base_card = (base / "README.md").read_text(encoding="utf-8") if (base / "README.md").is_file() else ""
+    card = _card(name, base, source, pairs, opts, len(replay), base_card)
+    record = {
+        "name": name,
+        "adapted_from": str(base),
+        "source": source,
+        "pairs": [list(p) for p in pairs],
+        "replay_pairs": len(replay),
+        "options": asdict(opts),
+        "losses": losses,
+    }
+    with atomic_dir(out) as tmp:
+        write_checkpoint_files(tmp, model, ckpt.src_tokenizer, ckpt.tgt_tokenizer, card, name=name)
+        (tmp / ADAPTED).write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+        if replay:
+            (tmp / REPLAY).write_text((base / REPLAY).read_text(encoding="utf-8"), encoding="utf-8")
+    seconds = time.perf_counter() - t0
+    log.info("adapted %s on %d pairs in %d updates (%.1f s): %s", base.name, len(pairs), opts.steps, seconds, out)
+    return AdaptResult(out, opts.steps, seconds, losses, len(mine), len(general))

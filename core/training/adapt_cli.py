@@ -1,0 +1,52 @@
+"""``python -m core adapt``: adapt a checkpoint to the pairs of a TSV file and save a new model
+(see :mod:`core.training.adapt`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from core.locations import user_models_dir
+from core.training.adapt import MAX_STEPS, AdaptOptions, adapt
+from core.training.pairs_file import read_pairs
+
+
+def add_arguments(p) -> None:
+    d = AdaptOptions()
+    p.add_argument("--checkpoint", required=True, help="the model to adapt (a folder, or a shipped or your own model's name)")
+    p.add_argument("--pairs", required=True, help="Korean<TAB>English pairs, one per line (# lines are comments)")
+    p.add_argument("--name", required=True, help="the new model's name (in its card)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help=f"new checkpoint folder (must not exist or be empty); default: your model folder ({user_models_dir()}/NAME)",
+    )
+    p.add_argument("--steps", type=int, default=d.steps, help=f"updates, 1 to {MAX_STEPS} (default {d.steps})")
+    p.add_argument("--lr-scale", type=float, default=d.lr_scale, help=f"schedule scale (default {d.lr_scale})")
+    p.add_argument("--warmup", type=int, default=d.warmup, help=f"warm-up updates (default {d.warmup})")
+    p.add_argument(
+        "--replay",
+        type=float,
+        default=d.replay,
+        help=f"replay pairs of the checkpoint's replay.tsv mixed in per pair (default {d.replay:g}; 0 = none)",
+    )
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
+    p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
+
+
+def run_from_args(args) -> int:
+    """Entry point of ``python -m core adapt``; errors propagate to the CLI's one-line handler."""
+    pairs = read_pairs(args.pairs)
+    opts = AdaptOptions(
+        steps=args.steps, warmup=args.warmup, lr_scale=args.lr_scale, replay=args.replay, seed=args.seed, threads=args.threads
+    )
+    out = Path(args.out) if args.out else user_models_dir() / args.name
+
+    def progress(done: int, total: int, loss: float) -> None:
+        if done % 10 == 0 or done == total:
+            print(f"update {done}/{total}: loss {loss:.3f} nats/token", file=sys.stderr, flush=True)
+
+    r = adapt(args.checkpoint, pairs, out, args.name, opts, source=Path(args.pairs).name, progress=progress, force=args.force)
+    print(f"adapted {Path(args.checkpoint).name} on {len(pairs)} pairs in {r.steps} updates ({r.seconds:.0f} s): {r.path}")
+    return 0

@@ -1,0 +1,107 @@
+"""Adapting a checkpoint to a few pairs: the new model learns them, is saved in the checkpoint format
+with a card saying what it was adapted on, and the base is never touched. (ko-en-nc on the
+lecturer's 20 pairs, with timing and Tatoeba chrF: bench/adapt.py.)"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+import torch
+
+from core.__main__ import main as cli
+from core.checkpoints.checkpoint import load_checkpoint
+from core.errors import CheckpointError, InputError
+from core.evaluation.evaluate import translate_corpus
+from core.training.adapt import AdaptCancelled, AdaptOptions, adapt
+from core.training.replay import choose_replay, load_replay
+from tests.support import FIXTURES
+
+KO = (FIXTURES / "tiny.ko").read_text(encoding="utf-8").splitlines()
+EN = (FIXTURES / "tiny.en").read_text(encoding="utf-8").splitlines()
+MINE = list(zip(KO[:3], EN[:3]))
+FAST = AdaptOptions(steps=120, warmup=10, lr_scale=0.1, seed=3)
+
+
+@pytest.fixture
+def base(tmp_path, tiny_checkpoint):
+    """The tiny checkpoint with a replay set of 20 other fixture pairs."""
+    folder = tmp_path / "base"
+    shutil.copytree(tiny_checkpoint, folder)
+    (folder / "replay.tsv").write_text("# replay\n" + "".join(f"{k}\t{e}\n" for k, e in zip(KO[10:], EN[10:])), encoding="utf-8")
+    return folder
+
+
+def _digest(folder):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_adapted_model_translates_its_pairs_and_says_what_it_was_adapted_on(base, tmp_path):
+    before = _digest(base)
+    torch.set_num_threads(1)
+    ckpt0 = load_checkpoint(base, device="cpu")
+    assert translate_corpus(ckpt0, [k for k, _ in MINE]) != [e for _, e in MINE]  # random weights
+    seen = []
+    r = adapt(base, MINE, tmp_path / "mine", "my-lecture", FAST, source="three.tsv", progress=lambda *a: seen.append(a))
+    assert [s[:2] for s in seen] == [(i, 120) for i in range(1, 121)]
+    assert r.pairs == 3 and r.replay_pairs == 20 and r.losses[-1] < r.losses[0]
+    ckpt = load_checkpoint(r.path, device="cpu")
+    assert translate_corpus(ckpt, [k for k, _ in MINE]) == [e for _, e in MINE]
+    card = (r.path / "README.md").read_text(encoding="utf-8")
+    assert card.startswith("# my-lecture") and "Adapted" in card and "3 pair(s) from three.tsv" in card
+    assert f"- {KO[0]} → {EN[0]}" in card
+    record = json.loads((r.path / "adapted.json").read_text(encoding="utf-8"))
+    assert record["pairs"] == [list(p) for p in MINE] and record["options"]["steps"] == 120
+    assert load_replay(r.path) == load_replay(base)  # the result can be adapted again
+    assert _digest(base) == before
+    again = adapt(base, MINE, tmp_path / "mine2", "my-lecture", FAST)
+    assert again.losses == r.losses  # same seed, same run
+
+
+def test_cancel_writes_nothing_and_bad_input_is_refused(base, tmp_path):
+    calls = []
+
+    def cancel_at_five():
+        calls.append(1)
+        return len(calls) > 5
+
+    with pytest.raises(AdaptCancelled, match="after 5 of 120 updates"):
+        adapt(base, MINE, tmp_path / "c", "c", FAST, should_cancel=cancel_at_five)
+    assert not (tmp_path / "c").exists() and not list(tmp_path.glob(".c.partial-*"))
+    with pytest.raises(InputError, match="no pairs"):
+        adapt(base, [], tmp_path / "x", "x")
+    with pytest.raises(InputError, match="steps must be 1 to 1000"):
+        adapt(base, MINE, tmp_path / "x", "x", AdaptOptions(steps=0))
+    with pytest.raises(CheckpointError, match="one of the input checkpoints"):
+        adapt(base, MINE, base, "x", FAST)
+    (base / "replay.tsv").unlink()
+    with pytest.raises(InputError, match="ships no replay.tsv"):
+        adapt(base, MINE, tmp_path / "x", "x", FAST)
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_adapts_and_reports_a_bad_pairs_file_in_one_line(base, tmp_path, capsys):
+    good = tmp_path / "pairs.tsv"
+    good.write_text("".join(f"{k}\t{e}\n" for k, e in MINE), encoding="utf-8")
+    code = cli(
+        ["adapt", "--checkpoint", str(base), "--pairs", str(good), "--out", str(tmp_path / "m"), "--name", "m", "--steps", "3"]
+    )
+    assert code == 0 and "adapted base on 3 pairs in 3 updates" in capsys.readouterr().out
+    assert load_checkpoint(tmp_path / "m", device="cpu").config == load_checkpoint(base, device="cpu").config
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(f"{KO[0]}\t{EN[0]}\n{KO[1]} {EN[1]}\n", encoding="utf-8")
+    code = cli(["adapt", "--checkpoint", str(base), "--pairs", str(bad), "--out", str(tmp_path / "n"), "--name", "n"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1] == f"error: {bad}, line 2: no tab; each line must be source<TAB>target"
+    assert not (tmp_path / "n").exists()
+
+
+def test_replay_choice_skips_sentences_near_an_evaluation_line():
+    pairs = [
+        ("고양이가 의자 위에서 자고 있다.", "A cat is sleeping on a chair."),
+        ("오늘은 날씨가 정말 좋네요.", "The weather is nice today."),
+    ]
+    chosen = choose_replay(pairs, exclude=["고양이가 의자 위에서 자고 있어요."], n=5)
+    assert chosen == [pairs[1]]
