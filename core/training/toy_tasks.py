@@ -32,6 +32,8 @@ TASKS = ("copy", "reverse", "sort", "numbers", "file")
 DIGIT_WORDS = "일이삼사오육칠팔구"  # 1..9
 PLACE_WORDS = ((1000, "천"), (100, "백"), (10, "십"))
 LETTERS = "abcdefghijkl"
+# Updates after which the default LiveSettings have learned each task (bench/learn.py measures them)
+PRESET_UPDATES = {"copy": 400, "reverse": 800, "numbers": 600, "sort": 600, "file": 1000}
 
 
 class CharVocab:
