@@ -103,6 +103,12 @@ def _source_batch(model: Transformer, sources: list[Source]) -> tuple[Tensor, Te
     return src.to(device), kpm.to(device)
 
 
+def _budgets(model: Transformer, sources: list[Source], max_output: int | None) -> list[int]:
+    """Each sentence's output budget (:func:`max_output_steps`), capped at ``max_output`` tokens when given."""
+    c = model.config
+    return [min(max_output_steps(s.n_real, c.max_len), max_output or c.max_len) for s in sources]
+
+
 def _step_scores(model: Transformer, out_logits: Tensor, logps: Tensor) -> Tensor:
     """``logps[:, None] + log_softmax(logits)`` ``[N, V]`` in float32, pad excluded where the model
     never outputs it: the candidates' scores exactly as :func:`beam_search` computes them."""
@@ -112,14 +118,17 @@ def _step_scores(model: Transformer, out_logits: Tensor, logps: Tensor) -> Tenso
     return cand
 
 
-def greedy_hypotheses(model: Transformer, sources: list[Source], alpha: float = 0.6, should_stop=None) -> list[Hypothesis]:
+def greedy_hypotheses(
+    model: Transformer, sources: list[Source], alpha: float = 0.6, should_stop=None, max_output: int | None = None
+) -> list[Hypothesis]:
     """Greedy decoding of ``sources`` as one batch: per sentence the :class:`Hypothesis` that
     ``beam_search(..., beam=1)`` returns alone (ids without EOS, log P in nats accumulated in float32
-    as it does, GNMT score with ``alpha``, ``truncated`` when the output budget ran out)."""
+    as it does, GNMT score with ``alpha``, ``truncated`` when the output budget ran out).
+    ``max_output``: cap every output budget at this many tokens (CTranslate2's ``max_decoding_length``)."""
     c = model.config
     device = next(model.parameters()).device
     src, kpm = _source_batch(model, sources)
-    budgets = [max_output_steps(s.n_real, c.max_len) for s in sources]
+    budgets = _budgets(model, sources, max_output)
     result: list[Hypothesis | None] = [None] * len(sources)
     seqs: list[list[int]] = [[] for _ in sources]
     rows = list(range(len(sources)))  # the sentence of each batch row
@@ -185,16 +194,23 @@ def _ranked_candidates(cand: Tensor, n_rows: list[int], n_cand: int) -> list[lis
 
 
 def beam_hypotheses(
-    model: Transformer, sources: list[Source], beam: int, alpha: float = 0.6, keep_greedy: bool = True, should_stop=None
+    model: Transformer,
+    sources: list[Source],
+    beam: int,
+    alpha: float = 0.6,
+    keep_greedy: bool = True,
+    should_stop=None,
+    max_output: int | None = None,
 ) -> list[Hypothesis]:
     """Beam search of every sentence of ``sources`` in one batch: per sentence the best
     :class:`Hypothesis` that :func:`core.decoding.beam.beam_search` (``n_best=1``) returns for it
     alone. Rows: ``beam`` per live sentence, reordered by their parents each step; a sentence
-    whose search has stopped (its stopping rule, or the output budget) leaves the batch."""
+    whose search has stopped (its stopping rule, or the output budget) leaves the batch.
+    ``max_output``: as for :func:`greedy_hypotheses`."""
     c = model.config
     device = next(model.parameters()).device
     src, kpm_src = _source_batch(model, sources)
-    budgets = [max_output_steps(s.n_real, c.max_len) for s in sources]
+    budgets = _budgets(model, sources, max_output)
     n_cand = 1 if beam == 1 else 2 * beam
     finished: list[list[Hypothesis]] = [[] for _ in sources]
     truncated: list[list[Hypothesis]] = [[] for _ in sources]
@@ -256,7 +272,9 @@ def beam_hypotheses(
             active = next_active
             last = torch.tensor(next_last, device=device)[:, None]
             logps = torch.tensor(next_lp, device=device)
-    greedy = greedy_hypotheses(model, sources, alpha, should_stop) if keep_greedy and beam > 1 else [None] * len(sources)
+    greedy = (
+        greedy_hypotheses(model, sources, alpha, should_stop, max_output) if keep_greedy and beam > 1 else [None] * len(sources)
+    )
     best = []
     for fin, trunc, g in zip(finished, truncated, greedy):
         ranked_h = sorted(fin + ([g] if g is not None else []) + trunc, key=lambda h: -h.score)  # stable, as beam_search
@@ -292,11 +310,13 @@ def translate_texts(
     alpha: float = 0.6,
     should_stop=None,
     progress: Callable[[int], None] | None = None,
+    max_output: int | None = None,
 ) -> list[TextResult]:
     """Translate ``texts`` (one sentence each) to text only, greedy or beam, in length-sorted batches
     (:func:`length_batches`); one :class:`TextResult` per text, in input order. A blank text gives an
     empty translation; a text empty after normalization gets ``error`` set and an empty translation.
-    ``progress(n)`` is called with the number of sentences of each finished batch.
+    ``progress(n)`` is called with the number of sentences of each finished batch. ``max_output``:
+    cap every output at this many tokens (EOS included; default the model's own budget, 2·S + 10).
 
     Raises:
         InputError: a beam size out of range, a sampling strategy (it draws one sentence at a
@@ -321,12 +341,12 @@ def translate_texts(
         idx = [todo[j] for j in batch]
         srcs = [sources[i] for i in idx]
         if strategy.is_greedy:
-            hyps = greedy_hypotheses(model, srcs, alpha, should_stop)
+            hyps = greedy_hypotheses(model, srcs, alpha, should_stop, max_output)
         else:
-            hyps = beam_hypotheses(model, srcs, strategy.beam_size, alpha, should_stop=should_stop)
+            hyps = beam_hypotheses(model, srcs, strategy.beam_size, alpha, should_stop=should_stop, max_output=max_output)
         for i, s, h in zip(idx, srcs, hyps):
             text = tgt_tok.decode(h.ids)
-            translation, notice = _notice(s, text, text, h.truncated, max_output_steps(s.n_real, c.max_len))
+            translation, notice = _notice(s, text, text, h.truncated, _budgets(model, [s], max_output)[0])
             n_tokens = len(h.ids) + (0 if h.truncated else 1)
             results[i] = TextResult(texts[i], translation, tuple(h.ids), h.logprob, n_tokens, h.truncated, notice)
         if progress is not None:
