@@ -21,7 +21,10 @@ rm -rf "$REPO/build/lib" "$REPO"/build/bdist.*
 "$PY" -m pip wheel "$REPO" --no-deps -w "$WORK/wheels" -q
 WHEEL=$(ls "$WORK"/wheels/attention_studio-*.whl)
 step "built $(basename "$WHEEL"), $(du -m "$WHEEL" | cut -f1) MB"
-"$PY" -m pip install -q torch==2.13.0 "$WHEEL"
+# torch alone from PyTorch's CPU index (PyPI's Linux torch is the CUDA build); its dependencies come
+# from the default index with the wheel's.
+"$PY" -m pip install -q --no-deps torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+"$PY" -m pip install -q "$WHEEL"
 step "installed into a fresh venv"
 
 mkdir "$WORK/empty" && cd "$WORK/empty"  # nothing to import from the current folder
