@@ -22,6 +22,7 @@ from gui.panels.compare import ComparePanel
 from gui.panels.context import Panel, PanelContext
 from gui.state.compare_data import VIEW_KIND
 from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
+from gui.workers.jobs import ABLATE, COMPARE, Queue
 from gui.workers.threads import WorkerThread
 
 
@@ -44,11 +45,11 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def __init__(self, ctx: PanelContext) -> None:
         super().__init__()
         self.ctx = ctx
-        self.pending: dict[str, int | None] = {"ablate": None, "compare": None}
+        self.pending: dict[str, int | None] = {ABLATE: None, COMPARE: None}
         self._a_from_main = {"pending": False, "shown": False}  # compare's A: the main input's text?
         self._main_answers = 0  # main results shown so far (a late analysis answer checks it)
         self._state_seen = None  # the view model's state last followed
-        self._asked_at = {"ablate": 0, "compare": 0}  # _main_answers when each tab's run was asked
+        self._asked_at = {ABLATE: 0, COMPARE: 0}  # _main_answers when each tab's run was asked
         self.jobs = ctx.worker.jobs  # one job board for the app (gui/workers/jobs.py)
         self.worker = AnalysisWorker(lambda: ctx.worker.checkpoint, self.jobs)
         self.thread = WorkerThread(self.worker, self)  # its own: translations never wait for an analysis
@@ -72,7 +73,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
     @property
     def ids(self) -> dict[str, int]:
         """The newest job id of each tab's queue ("ablate", "compare")."""
-        return {q: self.jobs.latest(q) for q in ("ablate", "compare")}
+        return {q: self.jobs.latest(q) for q in (ABLATE, COMPARE)}
 
     def tabs(self) -> list:
         return [(self.ablation, self.ablation.tab_title), (self.compare, self.compare.tab_title)]
@@ -83,7 +84,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         self.thread.stop()
 
     # ---------- requests ----------
-    def _next(self, panel: str) -> int:
+    def _next(self, panel: Queue) -> int:
         """A new request id for ``panel``: the older ones are cancelled (a running one stops at its
         next decoder step instead of running to the end; waiting ones are skipped)."""
         job = self.jobs.start(panel)  # older jobs of the tab: cancelled (running ones stop, waiting ones never run)
@@ -108,7 +109,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         main, p = self.ctx.request(), self.ablation
         req = AblateRequest(main.text, p.heads.text(), p.core_kind, main.beam, main.pad_to)
         p.status.setText("ablating …")
-        rid = self._next("ablate")
+        rid = self._next(ABLATE)
         self.request_ablate.emit(rid, req)
         return rid
 
@@ -119,7 +120,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         self._a_from_main["pending"] = not p.text_a.text().strip()
         req = CompareRequest(p.current_mode, text_a, p.text_b.text(), p.path_b.text().strip(), main.beam, main.pad_to)
         p.status.setText("loading checkpoint B and comparing …" if req.mode == "checkpoints" else "comparing …")
-        rid = self._next("compare")
+        rid = self._next(COMPARE)
         self.request_compare.emit(rid, req)
         return rid
 
@@ -127,7 +128,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
         """Cancel the latest ablation and comparison (and older ones still waiting): a running
         one stops at its next decoder step (or checkpoint B's load at its next progress report);
         the tab goes idle now, keeps its last result and ignores the run's late answer."""
-        for panel in ("ablate", "compare"):
+        for panel in (ABLATE, COMPARE):
             self.jobs.cancel(panel)
             if self.pending[panel] is not None:
                 self._on_cancelled(self.pending[panel], panel)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from gui.panels.context import Panel, PanelContext
+from gui.workers.jobs import Queue, compute_queue
 
 
 class WorkerTab(QtWidgets.QWidget, Panel):
@@ -39,8 +40,8 @@ class WorkerTab(QtWidgets.QWidget, Panel):
             self.refresh()
 
     @property
-    def queue(self) -> str:
-        return f"compute:{self.name}"
+    def queue(self) -> Queue:
+        return compute_queue(self.name)
 
     def ask(self, fn) -> int:
         """Send ``fn(checkpoint)`` to the worker as a new job; returns its id."""

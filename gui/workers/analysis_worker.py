@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from core.analysis.compare import ablation_report
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 from core.decoding.translate import translate
 from core.errors import InputError, StudioError
-from gui.workers.jobs import Cancelled, JobBoard
+from gui.workers.jobs import ABLATE, COMPARE, Cancelled, Job, JobBoard, Queue, run_job
 
 
 @dataclass
@@ -148,27 +147,17 @@ class AnalysisWorker(QtCore.QObject):
         self.second = ckpt
         return ckpt
 
-    def _run(self, request_id: int, panel: str, work, done) -> None:
-        """Run ``work(should_stop)`` and answer with ``done``, ``failed`` or ``cancelled``;
-        ``should_stop()`` raises :class:`Cancelled` once the request was cancelled."""
-        if request_id < self.jobs.latest(panel):  # superseded while it waited: its answer would be ignored
-            return
-        if self.jobs.is_cancelled(panel, request_id):  # cancelled while it waited: never runs
+    def _run(self, request_id: int, panel: Queue, work, done) -> None:
+        """Job ``request_id`` of ``panel``'s queue through :func:`~gui.workers.jobs.run_job`, answered
+        with ``done``, ``failed`` or ``cancelled``: one superseded while it waited is skipped (its
+        answer would be ignored), one cancelled while it waited is answered ``cancelled``, never run."""
+        out = run_job(Job(self.jobs, panel, request_id), lambda job: work(job.check), skip_superseded=True)
+        if out.cancelled:
             self.cancelled.emit(request_id, panel)
-            return
-        should_stop = self.jobs.stopper(panel, request_id)
-
-        t0 = time.perf_counter()
-        try:
-            out = work(should_stop)
-        except Cancelled:
-            self.cancelled.emit(request_id, panel)
-        except (StudioError, ValueError) as exc:
-            self.failed.emit(request_id, panel, str(exc))
-        except Exception as exc:
-            self.failed.emit(request_id, panel, f"unexpected error: {type(exc).__name__}: {exc}")
-        else:
-            done.emit(request_id, out, (time.perf_counter() - t0) * 1000.0)
+        elif out.reason is not None:
+            self.failed.emit(request_id, panel, out.reason)
+        elif out.ran:
+            done.emit(request_id, out.value, out.ms)
 
     @QtCore.Slot(int, object)
     def ablate(self, request_id: int, req: AblateRequest) -> None:
@@ -180,7 +169,7 @@ class AnalysisWorker(QtCore.QObject):
                 self.ablation_model(ckpt), text, heads, req.kind, beam=req.beam, pad_to=req.pad_to, should_stop=should_stop
             )
 
-        self._run(request_id, "ablate", work, self.ablated)
+        self._run(request_id, ABLATE, work, self.ablated)
 
     @QtCore.Slot(int, object)
     def compare(self, request_id: int, req: CompareRequest) -> None:
@@ -203,7 +192,7 @@ class AnalysisWorker(QtCore.QObject):
             should_stop()  # Cancel during an uninterruptible part of the load: nothing is decoded
             return both(ckpt, text, second, text, f"A: {ckpt.name}", f"B: {second.name}")
 
-        self._run(request_id, "compare", work, self.compared)
+        self._run(request_id, COMPARE, work, self.compared)
 
 
 __all__ = ["AnalysisWorker", "AblateRequest", "CompareRequest", "CompareOutcome"]

@@ -12,7 +12,6 @@ everything, loads included, so closing the window never waits for queued work.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from PySide6 import QtCore
@@ -20,11 +19,11 @@ from PySide6 import QtCore
 from core.checkpoints.checkpoint import Checkpoint, load_checkpoint
 from core.decoding.live import LiveDecoder
 from core.decoding.strategy import DecodingStrategy
-from core.errors import StudioError
+from core.errors import InputError, StudioError
 from gui.state.live_commands import run_command, start
-from gui.workers.jobs import Cancelled, JobBoard
+from gui.workers.jobs import TRANSLATE, Cancelled, Job, JobBoard, Queue, run_job
 
-TRANSLATE = "translate"  # the queue of the main translation and its live commands
+__all__ = ["TRANSLATE", "Cancelled", "ModelWorker", "TranslateRequest"]
 
 
 @dataclass
@@ -108,61 +107,51 @@ class ModelWorker(QtCore.QObject):
 
     @QtCore.Slot(int, object)
     def translate(self, request_id: int, req: TranslateRequest) -> None:
-        if self.jobs.is_cancelled(TRANSLATE, request_id):  # cancelled or superseded while it waited
-            self.cancelled.emit(request_id)
-            return
-        if self.checkpoint is None:
-            self.failed.emit(request_id, "no model loaded")
-            return
-
-        self._run(request_id, lambda stop: self._start(req, stop))
+        self._run(request_id, lambda job: self._start(req, job.check))
 
     @QtCore.Slot(int, str, object)
     def command(self, request_id: int, name: str, arg) -> None:
         """A live command on the current sentence (see :func:`gui.state.live_commands.run_command`):
         ``step`` runs exactly one decoder step, ``back`` calls ``DecodeSession.back()``, …"""
-        if self.jobs.is_cancelled(TRANSLATE, request_id):
-            self.cancelled.emit(request_id)
-            return
-        self._run(request_id, lambda stop: run_command(self.live, name, arg, stop))
+        self._run(request_id, lambda job: run_command(self.live, name, arg, job.check))
 
     @QtCore.Slot(str, int, object)
-    def compute(self, queue: str, job: int, fn) -> None:
+    def compute(self, queue: Queue, job: int, fn) -> None:
         """Run ``fn(checkpoint)`` here, one model user at a time (never beside a translation), and
         answer ``computed(queue, job, value)`` or ``compute_failed(queue, job, reason)`` (e.g. the
-        inside of one attention step, :mod:`gui.panels.inside`). A job superseded while it waited
-        never runs and is not answered (its asker only listens for the newest)."""
-        if self.jobs.is_cancelled(queue, job):
-            return
+        inside of one attention step, :mod:`gui.panels.inside`). A job cancelled or superseded
+        while it waited never runs and is not answered (its asker only listens for the newest)."""
+        out = run_job(Job(self.jobs, Queue(queue), job), lambda _job: fn(self._checkpoint()))
+        if out.ok:
+            self.computed.emit(queue, job, out.value)
+        elif out.reason is not None:
+            self.compute_failed.emit(queue, job, out.reason)
+
+    def _checkpoint(self) -> Checkpoint:
         if self.checkpoint is None:
-            self.compute_failed.emit(queue, job, "no model loaded")
-            return
-        try:
-            value = fn(self.checkpoint)
-        except (StudioError, ValueError) as exc:
-            self.compute_failed.emit(queue, job, str(exc))
-        except Exception as exc:
-            self.compute_failed.emit(queue, job, f"unexpected error: {type(exc).__name__}: {exc}")
-        else:
-            self.computed.emit(queue, job, value)
+            raise InputError("no model loaded")
+        return self.checkpoint
 
     def _start(self, req: TranslateRequest, should_stop):
-        self.live, state = start(self.checkpoint, req, should_stop)
+        self.live, state = start(self._checkpoint(), req, should_stop)
         return state
 
     def _run(self, request_id: int, work) -> None:
-        should_stop = self.jobs.stopper(TRANSLATE, request_id)
-        self.busy.emit(True)
-        t0 = time.perf_counter()
-        try:
-            result = work(should_stop)
-        except Cancelled:
+        """Job ``request_id`` of the translate queue through :func:`run_job`; answered with
+        ``translated``, ``failed`` or ``cancelled`` (also when cancelled while it waited); ``busy``
+        brackets the work when it runs."""
+        job = Job(self.jobs, TRANSLATE, request_id)
+        if job.cancelled():  # cancelled or superseded while it waited: answered, never run, not busy
             self.cancelled.emit(request_id)
-        except (StudioError, ValueError) as exc:
-            self.failed.emit(request_id, str(exc))
-        except Exception as exc:
-            self.failed.emit(request_id, f"unexpected error: {type(exc).__name__}: {exc}")
-        else:
-            self.translated.emit(request_id, result, (time.perf_counter() - t0) * 1000.0)
+            return
+        self.busy.emit(True)
+        try:
+            out = run_job(job, work)
         finally:
             self.busy.emit(False)
+        if out.cancelled:
+            self.cancelled.emit(request_id)
+        elif out.reason is not None:
+            self.failed.emit(request_id, out.reason)
+        else:
+            self.translated.emit(request_id, out.value, out.ms)

@@ -61,3 +61,45 @@ def test_ids_stay_unique_across_threads():
     for t in threads:
         t.join()
     assert sorted(got) == list(range(1, 2001)) and b.latest("q") == 2000
+
+
+def test_every_worker_runs_its_jobs_through_one_envelope():
+    """run_job: never runs a job cancelled (or, when asked, superseded) while it waited; turns
+    Cancelled, one-line errors and unexpected exceptions into outcomes; times the work."""
+    from core.errors import InputError
+    from gui.workers.jobs import COMPARE, TRANSLATE, Job, compute_queue, run_job
+
+    b = JobBoard()
+    ran: list[int] = []
+
+    def work(job):
+        ran.append(job.id)
+        return job.id * 10
+
+    first, second = b.start(TRANSLATE, supersede=False), b.start(TRANSLATE, supersede=False)
+    out = run_job(Job(b, TRANSLATE, first), work, skip_superseded=True)
+    assert (out.ran, out.ok, out.value) == (False, False, None) and ran == []  # a newer job exists: skipped
+    out = run_job(Job(b, TRANSLATE, second), work)
+    assert (out.ok, out.value, ran) == (True, 20, [2]) and out.ms >= 0.0
+    b.cancel(TRANSLATE)
+    out = run_job(Job(b, TRANSLATE, second), work)
+    assert (out.ran, out.cancelled, ran) == (False, True, [2])  # cancelled while it waited: never runs
+
+    job = Job(b, COMPARE, b.start(COMPARE))
+
+    def cancelled_midway(j):
+        j.check()  # not cancelled yet: returns
+        b.cancel(COMPARE)
+        assert j.cancelled()
+        j.check()  # raises Cancelled
+        raise AssertionError("not reached")
+
+    out = run_job(job, cancelled_midway)
+    assert (out.ran, out.cancelled, out.reason) == (True, True, None)
+
+    q = compute_queue("inside")
+    assert q == "compute:inside" and isinstance(q, str)
+    out = run_job(Job(b, q, b.start(q)), lambda j: (_ for _ in ()).throw(InputError("type Korean first")))
+    assert (out.ok, out.reason) == (False, "type Korean first")
+    out = run_job(Job(b, q, b.start(q)), lambda j: {}["missing"])
+    assert out.reason == "unexpected error: KeyError: 'missing'"
