@@ -33,6 +33,7 @@ from core.decoding.session import Source, max_output_steps, prepare_source
 from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.errors import InputError
 from core.textio import clean_text
+from core.transformer.kv_cache import LayerCache
 from core.transformer.model import Transformer
 
 DEFAULT_BATCH_SIZE = 32  # sentences per batch
@@ -267,8 +268,14 @@ def beam_hypotheses(
             if not next_active:
                 break
             index = torch.tensor(parents, device=device)
-            cache = [lc.select(index) for lc in out.cache]
-            kpm = kpm[index]
+            if next_active == active and all(len(seqs[i]) == n for i, n in zip(active, n_rows)):
+                # same sentences, same rows each: a row's parent is a row of its own sentence, whose
+                # cross-attention keys and values (the memory's projections) are the same, so only the
+                # self-attention keys and values are reordered
+                cache = [LayerCache(lc.self_k[index], lc.self_v[index], lc.cross_k, lc.cross_v) for lc in out.cache]
+            else:
+                cache = [lc.select(index) for lc in out.cache]
+                kpm = kpm[index]
             active = next_active
             last = torch.tensor(next_last, device=device)[:, None]
             logps = torch.tensor(next_lp, device=device)
