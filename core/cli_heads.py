@@ -98,10 +98,12 @@ def translate_ablated_cli(ckpt, args, heads) -> int:
         return 0
     o, a = r.original, r.ablated
     spec = ",".join(f"{la}:{h}" for la, h in heads)
-    print(f"unablated: {o.translation}  (log P {o.logprob:.4f} nats)", file=sys.stderr)
+    # free-running results always carry log P (None only in teacher forcing, which --ablate does not run)
+    lp_o, lp_a, lp_same = (float("nan") if v is None else v for v in (o.logprob, a.logprob, r.original_output_logprob))
+    print(f"unablated: {o.translation}  (log P {lp_o:.4f} nats)", file=sys.stderr)
     print(
-        f"ablated {r.kind} {spec}: {a.translation}  (log P {a.logprob:.4f} nats, change "
-        f"{a.logprob - o.logprob:+.4f}; unablated output under ablation {r.original_output_logprob:.4f})",
+        f"ablated {r.kind} {spec}: {a.translation}  (log P {lp_a:.4f} nats, change "
+        f"{lp_a - lp_o:+.4f}; unablated output under ablation {lp_same:.4f})",
         file=sys.stderr,
     )
     print(a.translation, flush=True)

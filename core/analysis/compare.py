@@ -77,7 +77,7 @@ def ablation_report(ckpt: Checkpoint, text: str, heads: list[tuple[int, int]], k
     original = result.original
     before = [float(s.logprob) if s.logprob is not None else float("nan") for s in original.steps]
     if original.mode == "teacher_forced":
-        after = [float(s.logprob) for s in result.ablated.steps]
+        after = [float(s.logprob) if s.logprob is not None else float("nan") for s in result.ablated.steps]
     else:
         c = ckpt.model.config
         n_layers = c.n_encoder_layers if kind == "enc" else c.n_decoder_layers

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from core.transformer.maps import AttentionMaps
 from core.tokenizers.bpe import EOS
 from core.transformer.kinds import KINDS
+from core.transformer.maps import AttentionMaps
 
 #: A head is labelled with a position pattern (previous / same / next token, sink) when that
 #: pattern holds at least this share of its attention, averaged over valid query rows.
@@ -323,7 +323,7 @@ def _monotone(w: Tensor, rows: Tensor) -> list[list[tuple[float, int]]]:
 
 
 def _label(masses: dict[str, float], mono: float, distinct: int, n_rows: int, ent: float, max_ent: float) -> str:
-    best = max(masses, key=masses.get)
+    best = max(masses, key=lambda name: masses[name])
     if masses[best] >= POSITION_THRESHOLD:
         return {"prev": "previous", "same": "same", "next": "next", "sink": "sink"}[best]
     if mono >= MONOTONE_THRESHOLD and distinct >= max(MONOTONE_MIN_DISTINCT, math.ceil(n_rows / 2)):

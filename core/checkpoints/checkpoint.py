@@ -26,8 +26,8 @@ from core.checkpoints.precision import check_precision, column_major_linears, co
 from core.device import resolve_device
 from core.errors import CheckpointError
 from core.textio import MAX_JSON_BYTES, check_regular_file, read_json
-from core.tokenizers.bpe import TextTokenizer
 from core.tokenizers.files import load_tokenizer
+from core.tokenizers.protocol import SubwordTokenizer
 from core.transformer.config import ModelConfig, check_fits_memory
 from core.transformer.model import Transformer
 
@@ -52,8 +52,8 @@ class Checkpoint:
     path: Path
     config: ModelConfig
     model: Transformer
-    src_tokenizer: TextTokenizer
-    tgt_tokenizer: TextTokenizer
+    src_tokenizer: SubwordTokenizer
+    tgt_tokenizer: SubwordTokenizer
     device: torch.device
     precision: str = "fp32"
 
@@ -77,8 +77,8 @@ def _unique_state(model: Transformer) -> dict[str, torch.Tensor]:
 def write_checkpoint_files(
     path: Path,
     model: Transformer,
-    src_tokenizer: TextTokenizer,
-    tgt_tokenizer: TextTokenizer,
+    src_tokenizer: SubwordTokenizer,
+    tgt_tokenizer: SubwordTokenizer,
     card: str | None = None,
     name: str | None = None,
 ) -> None:
@@ -105,8 +105,8 @@ def write_checkpoint_files(
 def save_checkpoint(
     path: str | Path,
     model: Transformer,
-    src_tokenizer: TextTokenizer,
-    tgt_tokenizer: TextTokenizer,
+    src_tokenizer: SubwordTokenizer,
+    tgt_tokenizer: SubwordTokenizer,
     card: str | None = None,
 ) -> Path:
     """Write the checkpoint directory ``path`` crash-safely: built completely under a temporary
@@ -135,7 +135,7 @@ def _read_config(path: Path) -> ModelConfig:
         raise CheckpointError(f"{path / CONFIG}: {exc}") from None
 
 
-def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> TextTokenizer:
+def _read_tokenizer(file: Path, config: ModelConfig, side: str) -> SubwordTokenizer:
     vocab_size = config.src_vocab_size if side == "src" else config.tgt_vocab_size
     try:
         tok = load_tokenizer(file)
@@ -166,6 +166,8 @@ def _read_weights(file: Path, model: Transformer, progress: Progress | None = No
     expected = _unique_state(model)
 
     def report(message: str, fraction: float) -> None:
+        if progress is None:
+            return
         try:
             progress(message, fraction)
         except Exception as exc:  # the caller's own exception (e.g. a cancel): not a file error
@@ -191,7 +193,9 @@ def _read_weights(file: Path, model: Transformer, progress: Progress | None = No
     except CheckpointError:
         raise
     except _FromProgress as wrapped:
-        raise wrapped.__cause__ from None
+        cause = wrapped.__cause__
+        assert cause is not None  # (always raised "from" the caller's exception)
+        raise cause from None
     except Exception as exc:  # SafetensorError, OSError on truncated/random bytes
         raise CheckpointError(f"{file}: not a readable safetensors file ({_first_line(exc)})") from None
     for k, t in tensors.items():

@@ -224,8 +224,8 @@ def import_marian(source: str, out: str | Path, log: Callable[[str], None] = pri
     learned = False
     for side in ("encoder", "decoder"):
         table = state.get(f"model.{side}.embed_positions.weight")
-        if table is not None and not torch.allclose(table.float(), sinusoid_table(*table.shape, "halves"), atol=1e-5):
-            learned = True
+        if table is not None:
+            learned |= not torch.allclose(table.float(), sinusoid_table(table.shape[0], table.shape[1], "halves"), atol=1e-5)
     if learned:
         config.positional = "learned"
     config.validate()

@@ -37,6 +37,7 @@ once, from float32 (to change precision, load the checkpoint again). Entry point
 from __future__ import annotations
 
 import warnings
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -79,6 +80,9 @@ class BF16Linear(nn.Module):
     doc). Input ``[..., in_features]``, output ``[..., out_features]``. Inference only: no
     gradient, nothing saved; :meth:`weight` gives a plain bfloat16 copy ``[out_features, in_features]``.
     Works on any device (plain ``F.linear``); see :class:`PackedLinear` for the CPU fast path."""
+
+    dense: Tensor  # buffers: [out_features, in_features] bfloat16 (or what _prepare made of it)
+    bias: Tensor | None  # [out_features] bfloat16
 
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__()
@@ -149,6 +153,10 @@ class RefinedLogits(nn.Module):
     ``rank_bias`` ``[V]``: a bias the model adds to the logits afterwards (OPUS-MT's
     ``final_logits_bias``), counted when ranking the candidates, not added here.
     """
+
+    exact_weight: Tensor  # buffers: [V, d_model] float32
+    exact_bias: Tensor | None  # [V]
+    rank_bias: Tensor | None  # [V]
 
     def __init__(
         self,
@@ -322,7 +330,9 @@ def convert_model(model: nn.Module, precision: str) -> nn.Module:
         quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)
     if exact is not None:  # the best candidates scored again in float32, as at bf16
         rank_bias = getattr(model, "final_logits_bias", None)
-        model.generator = RefinedLogits(model.generator, *exact, rank_bias if isinstance(rank_bias, Tensor) else None)
+        # (the generator is a BF16Linear, a PackedLinear or an int8 linear: each is called the same way)
+        product = cast(BF16Linear, model.generator)
+        model.generator = RefinedLogits(product, *exact, rank_bias if isinstance(rank_bias, Tensor) else None)
     if precision == "int8-output":
         column_major_linears(model)  # the float32 layers as a loaded fp32 model has them: the same products
     return model

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import torch
 
-from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.experiments import step_logprob
 from core.decoding.session import Source, max_output_steps, prepare_source
 from core.decoding.translate import StepInfo, Translation, check_finite, with_texts
 from core.errors import InputError
 from core.tokenizers.bpe import BOS, PAD
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.transformer.masks import causal_mask
+from core.transformer.model import captured
 
 
 def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_stop=None) -> list[Translation]:
@@ -70,8 +71,8 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
             cache = out.cache
             self_masks.append(out.self_mask)
             cross_masks.append(out.cross_mask)
-            self_rows.append(torch.stack([w[:, :, -1] for w in out.self_attn], 1).float().cpu())  # [B, L, H, k+1]
-            cross_rows.append(torch.stack([w[:, :, -1] for w in out.cross_attn], 1).float().cpu())  # [B, L, H, S]
+            self_rows.append(torch.stack([w[:, :, -1] for w in captured(out.self_attn)], 1).float().cpu())  # [B, L, H, k+1]
+            cross_rows.append(torch.stack([w[:, :, -1] for w in captured(out.cross_attn)], 1).float().cpu())  # [B, L, H, S]
             logits = out.logits[:, -1].float().cpu()  # [B, V]
             probs = logits.softmax(-1)
             if c.never_output_pad:
@@ -94,7 +95,7 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
                 done[i] = tid == c.eos_id or len(outputs[i]) >= budgets[i]
             if all(done):
                 break
-    enc_self = torch.stack(enc.self_attn, 1).float().cpu()  # [B, L, H, S, S]
+    enc_self = torch.stack(captured(enc.self_attn), 1).float().cpu()  # [B, L, H, S, S]
     t_len = len(self_rows)
     results = []
     for i, source in enumerate(sources):
@@ -129,7 +130,7 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
             "greedy",
             1,
             notice=source.notice,
-            logprob=sum(st.logprob for st in steps[i]),
+            logprob=sum(st.logprob or 0.0 for st in steps[i]),  # (a decoded step has its logprob)
         )
         if truncated:
             r.notice = "; ".join(

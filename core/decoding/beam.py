@@ -16,7 +16,7 @@ from torch import Tensor
 from core.decoding.session import output_budget, prepare_source
 from core.defaults import check_beam
 from core.errors import InputError
-from core.tokenizers.bpe import TextTokenizer
+from core.tokenizers.protocol import SubwordTokenizer
 from core.transformer.model import Transformer
 
 
@@ -58,7 +58,7 @@ def sequence_score(model: Transformer, src_ids: list[int], out_ids: list[int], a
     return float(lp) / length_penalty(len(full), alpha)
 
 
-def encoded_source(model: Transformer, src_tok: TextTokenizer, text: str, session=None, pad_to: int | None = None):
+def encoded_source(model: Transformer, src_tok: SubwordTokenizer, text: str, session=None, pad_to: int | None = None):
     """``(source, memory [1, S, d_model], src_key_padding_mask [1, S])`` for a search: the
     session's own (no second encode) when ``session`` is given, else ``text`` tokenized and
     encoded once. Raises InputError for an empty text (see :func:`prepare_source`)."""
@@ -93,7 +93,7 @@ def top_candidates(scores: Tensor, n: int) -> list[tuple[float, int]]:
 
 def beam_search(
     model: Transformer,
-    src_tok: TextTokenizer,
+    src_tok: SubwordTokenizer,
     text: str,
     beam: int = 4,
     alpha: float = 0.6,
@@ -171,7 +171,9 @@ def beam_search(
                 cand[:, prefix[t]] = keep
             v = cand.size(1)
             n_finished = len(finished)
-            new_seqs, new_lp, parents = [], [], []
+            new_seqs: list[list[int]] = []
+            new_lp: list[float] = []
+            parents: list[int] = []
             for rank, (lp, i) in enumerate(top_candidates(cand, n_cand)):
                 if lp == float("-inf"):  # only excluded candidates are left
                     break

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.decoding.session import DecodeSession, TeacherForced
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.transformer.masks import causal_mask
+from core.transformer.model import captured
 
 
 def fresh_session(session: DecodeSession) -> DecodeSession:
@@ -68,8 +69,8 @@ def teacher_forced_pass(session: DecodeSession, tgt_in: list[int], tgt_tokens: l
     applied = causal_mask(t) if causal else torch.zeros(t, t, dtype=torch.bool)
     maps = AttentionMaps(
         session.encoder_self,
-        torch.stack(out.self_attn)[:, 0].float().cpu(),
-        torch.stack(out.cross_attn)[:, 0].float().cpu(),
+        torch.stack(captured(out.self_attn))[:, 0].float().cpu(),
+        torch.stack(captured(out.cross_attn))[:, 0].float().cpu(),
         session.src_key_padding_mask[0].cpu(),
         torch.zeros(t, dtype=torch.bool),
         applied,

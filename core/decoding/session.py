@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.errors import InputError
-from core.tokenizers.bpe import BOS, EOS, PAD, TextTokenizer
+from core.tokenizers.bpe import BOS, EOS, PAD
+from core.tokenizers.protocol import SubwordTokenizer
 from core.transformer.layers import LayerCache
+from core.transformer.maps import AppliedMasks, AttentionMaps
 from core.transformer.masks import causal_mask
-from core.transformer.model import Transformer
+from core.transformer.model import Transformer, captured
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Source:
     notice: str = ""
 
 
-def prepare_source(text: str, tok: TextTokenizer, max_len: int, eos_id: int, pad_id: int, pad_to: int | None = None) -> Source:
+def prepare_source(text: str, tok: SubwordTokenizer, max_len: int, eos_id: int, pad_id: int, pad_to: int | None = None) -> Source:
     """Tokenize ``text`` for the encoder: BPE tokens + ``[EOS]``, then pads up to ``pad_to``.
 
     Longer input is cut to ``max_len - 1`` tokens (+ EOS) with a visible notice.
@@ -108,8 +109,8 @@ class DecodeSession:
     def __init__(
         self,
         model: Transformer,
-        src_tok: TextTokenizer,
-        tgt_tok: TextTokenizer,
+        src_tok: SubwordTokenizer,
+        tgt_tok: SubwordTokenizer,
         text: str,
         pad_to: int | None = None,
         top_k: int = 5,
@@ -124,7 +125,7 @@ class DecodeSession:
         self.memory = enc.memory  # [1, S, D]
         self.encoder_applied = None if enc.attn_mask is None else enc.attn_mask[0].reshape(-1).cpu()  # [S] or None
         self.src_key_padding_mask = enc.src_key_padding_mask  # [1, S]
-        self.encoder_self = torch.stack(enc.self_attn)[:, 0].float().cpu()  # [L, H, S, S]
+        self.encoder_self = torch.stack(captured(enc.self_attn))[:, 0].float().cpu()  # [L, H, S, S]
         self.steps: list[Step] = []
         self._cache: list[LayerCache] | None = None
 
@@ -192,8 +193,8 @@ class DecodeSession:
             token_id,
             self.tgt_tok.id_to_token(token_id),
             [(self.tgt_tok.id_to_token(int(i)), int(i), float(p)) for p, i in zip(top_p, top_i)],
-            torch.stack([w[0, :, -1] for w in out.self_attn]).float().cpu(),  # [L, H, t]
-            torch.stack([w[0, :, -1] for w in out.cross_attn]).float().cpu(),  # [L, H, S]
+            torch.stack([w[0, :, -1] for w in captured(out.self_attn)]).float().cpu(),  # [L, H, t]
+            torch.stack([w[0, :, -1] for w in captured(out.cross_attn)]).float().cpu(),  # [L, H, S]
             logits.cpu(),
             self_mask=None if out.self_mask is None else out.self_mask[0, 0, -1].cpu(),  # [t] as given
             cross_mask=None if out.cross_mask is None else out.cross_mask[0].reshape(-1).cpu(),  # [S]
@@ -208,7 +209,7 @@ class DecodeSession:
             return
         self.steps.pop()
         n = len(self.steps)
-        self._cache = [lc.truncate(n) for lc in self._cache] if n else None
+        self._cache = [lc.truncate(n) for lc in self._cache] if n and self._cache is not None else None
 
     def run(self) -> None:
         """Step until finished."""
@@ -274,9 +275,9 @@ def teacher_forced(
         out = model.decode(tgt_t, enc.memory, enc.src_key_padding_mask, need_weights=True)
     t = len(tgt_in)
     maps = AttentionMaps(
-        torch.stack(enc.self_attn)[:, 0].float().cpu(),
-        torch.stack(out.self_attn)[:, 0].float().cpu(),
-        torch.stack(out.cross_attn)[:, 0].float().cpu(),
+        torch.stack(captured(enc.self_attn))[:, 0].float().cpu(),
+        torch.stack(captured(out.self_attn))[:, 0].float().cpu(),
+        torch.stack(captured(out.cross_attn))[:, 0].float().cpu(),
         enc.src_key_padding_mask[0].cpu(),
         torch.zeros(t, dtype=torch.bool),
         causal_mask(t),
@@ -293,7 +294,7 @@ def teacher_forced(
     return TeacherForced(maps, out.logits[0].float().cpu())
 
 
-def greedy_batch(model: Transformer, src_tok: TextTokenizer, tgt_tok: TextTokenizer, texts: list[str]) -> list[list[int]]:
+def greedy_batch(model: Transformer, src_tok: SubwordTokenizer, tgt_tok: SubwordTokenizer, texts: list[str]) -> list[list[int]]:
     """Greedy-decode many sentences at once (padded batch, KV cache); returns output ids per
     sentence without EOS. Used for evaluation; each result equals translating alone.
 

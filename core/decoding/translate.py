@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import Checkpoint
 from core.decoding.beam import BeamStep, Hypothesis
 from core.decoding.confidence import LOW_CONFIDENCE_NATS, NOT_KOREAN, has_hangul, is_low_confidence, mean_logprob, symbols_only
@@ -17,6 +16,7 @@ from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.errors import InputError
 from core.textio import clean_text
 from core.tokenizers.bpe import BOS, EOS
+from core.transformer.maps import AttentionMaps
 
 
 @dataclass
@@ -151,8 +151,8 @@ class Translation:
                 "applied": None if m.applied is None else m.applied.to_json(),
             },
         }
-        if self.mode == "teacher_forced":
-            out |= {"loss": round(self.loss, 6), "perplexity": round(self.perplexity, 6), "causal": self.causal}
+        if self.mode == "teacher_forced" and self.loss is not None:  # (teacher forcing always has its loss)
+            out |= {"loss": round(self.loss, 6), "perplexity": round(math.exp(self.loss), 6), "causal": self.causal}
         return out
 
 
@@ -167,7 +167,8 @@ def _step_json(s: StepInfo, teacher_forced: bool) -> dict:
     if s.shaped is not None:
         d["top_k_sampled_from"] = [round(p, 6) for p in s.shaped]
     if teacher_forced:
-        d |= {"ref_logprob": d["logprob"], "argmax": s.argmax, "running_loss": round(s.running_loss, 6)}
+        loss = None if s.running_loss is None else round(s.running_loss, 6)
+        d |= {"ref_logprob": d["logprob"], "argmax": s.argmax, "running_loss": loss}
     return d
 
 
@@ -226,7 +227,7 @@ def session_result(
         strategy.beam_size,
         [(tgt_tok.decode(h.ids), h.score, h.truncated) for h in hyps or []],
         session.source.notice,
-        logprob=sum(s.logprob for s in steps) if steps else None,
+        logprob=sum(s.logprob or 0.0 for s in steps) if steps else None,  # (a decoded step has its logprob)
         beam_trace=beam_table(trace or [], tgt_tok),
         hypothesis_logprobs=[h.logprob for h in hyps or []],
         decoding=str(strategy),

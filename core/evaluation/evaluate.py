@@ -116,7 +116,7 @@ def write_json(result: dict, path: str) -> None:
     """Add ``result`` to the ``results`` list in ``path`` (replacing the entry for the same test
     file and beam), so one eval.json collects every evaluation of a checkpoint."""
     p = Path(path)
-    data = {"results": []}
+    data: dict[str, list] = {"results": []}
     if p.exists():
         try:
             data = json.loads(p.read_text(encoding="utf-8"))

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from core.tokenizers.bpe import TextTokenizer
+from core.tokenizers.protocol import SubwordTokenizer
 from core.transformer.model import Transformer
 
 
 @torch.no_grad()
 def valid_chrf(
     model: Transformer,
-    src_tok: TextTokenizer,
-    tgt_tok: TextTokenizer,
+    src_tok: SubwordTokenizer,
+    tgt_tok: SubwordTokenizer,
     sources: list[str],
     references: list[str],
     batch_size: int = 64,

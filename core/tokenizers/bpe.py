@@ -115,7 +115,7 @@ class TextTokenizer:
         surrogates from the command line) become U+FFFD first (:func:`core.textio.clean_text`);
         other unknown characters become ``[UNK]``."""
         enc = self.tokenizer.encode(clean_text(text), add_special_tokens=False)
-        return Encoding(list(enc.ids), list(enc.tokens), [tuple(o) for o in enc.offsets])
+        return Encoding(list(enc.ids), list(enc.tokens), [(int(o[0]), int(o[1])) for o in enc.offsets])
 
     def decode(self, ids: Iterable[int]) -> str:
         """Join ids into text, skipping ``[PAD]``, ``[BOS]`` and ``[EOS]``; ``[UNK]`` stays visible."""

@@ -113,7 +113,7 @@ class SentencePieceTokenizer:
             self.pieces[i] = piece
         self.special_tokens = {"pad_token": pad_token, "eos_token": eos_token, "unk_token": unk_token}
         self.pad_id, self.eos_id, self.unk_id = vocab[pad_token], vocab[eos_token], vocab[unk_token]
-        self.bos_id = None
+        self.bos_id: int | None = None  # OPUS-MT has no BOS
         self._labels = {self.pad_id: PAD, self.eos_id: EOS, self.unk_id: UNK}
 
     @classmethod
@@ -204,7 +204,8 @@ class SentencePieceTokenizer:
         decode model does not know (e.g. a Korean piece in English output, when it is not in
         that ``.spm``) passes SentencePiece's decoder unchanged, word mark included.
         """
-        out, run = [], []
+        out: list[str] = []
+        run: list[str] = []  # pieces since the last unknown id
         for i in ids:
             i = int(i)
             if i in (self.pad_id, self.eos_id):

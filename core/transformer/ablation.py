@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import cast
 
 from torch import nn
 
@@ -25,11 +26,13 @@ def attention_module(model: nn.Module, kind: str, layer: int) -> MultiHeadAttent
     """
     if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}; expected one of {', '.join(KINDS)}")
-    layers = model.encoder_layers if kind == "enc" else model.decoder_layers
+    layers = cast(nn.ModuleList, model.encoder_layers if kind == "enc" else model.decoder_layers)
     if not 0 <= layer < len(layers):
         raise ValueError(f"layer {layer + 1} out of range: the model has {len(layers)} {kind} layers")
     blk = layers[layer]
-    return blk.cross_attn if kind == "cross" else blk.self_attn
+    attn = blk.cross_attn if kind == "cross" else blk.self_attn
+    assert isinstance(attn, MultiHeadAttention)
+    return attn
 
 
 @contextmanager

@@ -162,7 +162,11 @@ class MultiHeadAttention(nn.Module):
         reused while no gradient is wanted and the parameters are the very tensors it was built from."""
         # (each module's _parameters read directly: nn.Module.__getattr__ twice per tensor cost more than
         # the whole check below at every decoding step)
-        params = [t for n in names for t in (self._modules[n]._parameters["weight"], self._modules[n]._parameters["bias"])]
+        params: list[Tensor] = [
+            t  # type: ignore[misc]  # (every projection here has a weight and a bias)
+            for n in names
+            for t in (self._modules[n]._parameters["weight"], self._modules[n]._parameters["bias"])  # type: ignore[union-attr]
+        ]
         if not keep or torch.is_grad_enabled():  # once, or training: a fresh cat (gradients reach each matrix)
             return stack_rows(params[0::2]), torch.cat(params[1::2])
         try:

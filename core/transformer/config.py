@@ -147,7 +147,8 @@ class ModelConfig:
                 if value is None:
                     continue
                 type_name = type_name[: -len(" | None")]
-            want = {"int": int, "float": (int, float), "str": str, "bool": bool}[type_name]
+            kinds: dict[str, type | tuple[type, ...]] = {"int": int, "float": (int, float), "str": str, "bool": bool}
+            want = kinds[str(type_name)]
             ok = isinstance(value, want) and not (want is int and isinstance(value, bool))
             if not ok:
                 raise ValueError(f"{f.name} must be {f.type}, got {value!r}")

@@ -80,6 +80,9 @@ class PositionalEncoding(nn.Module):
     Raises ValueError when ``offset + T > max_len``.
     """
 
+    pe: Tensor  # [max_len, D] (sinusoidal kinds: a buffer, not saved)
+    table: nn.Embedding  # (learned)
+
     def __init__(self, d_model: int, max_len: int, kind: str) -> None:
         super().__init__()
         self.kind = kind

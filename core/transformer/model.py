@@ -45,6 +45,16 @@ class DecoderOutput:
     cross_mask: Tensor | None = None
 
 
+def captured(weights: list[Tensor] | None) -> list[Tensor]:
+    """The per-layer attention weights of an encode/decode call made with ``need_weights=True``.
+
+    Raises:
+        ValueError: the call did not capture them (``need_weights=False``)."""
+    if weights is None:
+        raise ValueError("attention weights were not captured: call with need_weights=True")
+    return weights
+
+
 def _key_mask(key_padding: Tensor | None) -> Tensor | None:
     """``[B, S]`` key padding -> ``[B, 1, 1, S]`` mask, or None when nothing is padded (faster path,
     same result)."""
@@ -121,7 +131,7 @@ class Transformer(nn.Module):
             src_key_padding_mask = key_padding_mask(src, self.config.pad_id)
         mask = _key_mask(src_key_padding_mask)  # [B, 1, 1, S]: mask pad *keys* (None if no pad)
         x = active(self.dropout)(self.src_pos(self.src_embed(src) * self.embed_scale))
-        weights = [] if need_weights else None
+        weights: list[Tensor] | None = [] if need_weights else None
         for layer in self.encoder_layers:
             x, w = layer(x, mask, need_weights)
             if weights is not None:
@@ -161,18 +171,18 @@ class Transformer(nn.Module):
         elif not causal:  # the demonstration: target key padding only (True = pad), no causal mask
             self_mask = None if tgt_key_padding_mask is None else tgt_key_padding_mask[:, None, None, :]
         else:
-            causal = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k]
-            self_mask = decoder_self_mask(tgt_key_padding_mask, causal)
+            rows = causal_mask(t0 + t_new, device=tgt.device)[t0:]  # [T_new, T_k], True = future key
+            self_mask = decoder_self_mask(tgt_key_padding_mask, rows)
         c_mask = _key_mask(src_key_padding_mask)
         x = self.tgt_embed(tgt) * self.embed_scale
         x = active(self.dropout)(self.tgt_pos(x, offset=t0))
-        self_w = [] if need_weights else None
-        cross_w = [] if need_weights else None
+        self_w: list[Tensor] | None = [] if need_weights else None
+        cross_w: list[Tensor] | None = [] if need_weights else None
         new_cache = []
         for i, layer in enumerate(self.decoder_layers):
             x, ws, wc, lc = layer(x, memory, self_mask, c_mask, need_weights, cache[i] if cache else None)
             new_cache.append(lc)
-            if need_weights:
+            if self_w is not None and cross_w is not None:
                 self_w.append(ws)
                 cross_w.append(wc)
         if self.decoder_norm is not None:
