@@ -15,6 +15,7 @@ from PySide6 import QtGui, QtWidgets
 
 from gui.panels.pair_views import DiffHeatmap
 from gui.state.view_spec import Cell
+from gui.widgets.colormap import Colormap
 from gui.widgets.downsample import all_pool, max_pool
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import Heatmap
@@ -68,7 +69,7 @@ def test_max_pool_equals_numpy_reduceat_on_stacks_with_nan(shape):
 
 def test_one_hot_columns_survive_in_every_thumbnail(qtbot):
     """200 keys, one-hot heads (each head's hot column elsewhere), thumbnails ~70 px wide."""
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(640, 300)
     grid.show()
@@ -110,7 +111,7 @@ def test_heatmap_labels_never_overlap_and_keep_first_and_last(qtbot, point, n_sr
     from gui.widgets.heatmap import Heatmap
 
     src, tgt = LONG_SRC[: n_src - 1] + ["'"], LONG_TGT[:n_tgt]
-    hm = Heatmap(pg.colormap.get("viridis"))
+    hm = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(hm)
     hm.resize(560, 460)
     hm.show()
@@ -189,7 +190,7 @@ def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
 
 def test_empty_maps_with_many_keys_are_not_pooled(qtbot):
     """Step 0 of the decoder: no query rows yet, 200 keys — nothing to pool, no error."""
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(300, 200)
     grid.show()
@@ -221,7 +222,7 @@ def shown(qtbot, widget) -> None:
 
 
 def test_per_map_colour_bar_ticks_are_the_values(qtbot):
-    h = Heatmap(pg.colormap.get("viridis"))
+    h = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(h)
     h.set_font(QtGui.QFont())
     h.set_scale("per-map")
@@ -267,7 +268,7 @@ def cell_pixels(h: Heatmap, image: QtGui.QImage, r: int, c: int) -> np.ndarray:
 def test_cell_values_are_drawn_in_their_own_cells(qtbot):
     """Each value is printed inside its own cell (not transposed): dark text on the bright cells,
     light text on the dark ones, masked cells "–"; one graphics item holds them all."""
-    h = Heatmap(pg.colormap.get("viridis"))
+    h = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(h)
     h.set_font(QtGui.QFont())
     shown(qtbot, h)
@@ -301,7 +302,7 @@ def test_cell_values_are_drawn_in_their_own_cells(qtbot):
 def test_inside_strip_ticks_are_the_tokens_for_small_values(qtbot):
     layout = pg.GraphicsLayoutWidget()
     qtbot.addWidget(layout)
-    strip = ValueStrip(layout.ci, 0, pg.colormap.get("viridis"), diverging=True)
+    strip = ValueStrip(layout.ci, 0, Colormap.named("viridis"), diverging=True)
     shown(qtbot, layout)
     keys = ["집", "에", "누군가", "</s>"]
     for scale in (1.0, 1e-3):  # twice: a second draw is where a hidden prefix would appear
@@ -348,7 +349,7 @@ def test_main_window_without_main_has_a_white_background(qtbot, pg_defaults):
 
 
 def test_heatmap_built_alone_is_white_and_row_major(qtbot, pg_defaults):
-    hm = Heatmap(pg.colormap.get("viridis"))
+    hm = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(hm)
     hm.resize(400, 300)
     matrix = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)  # 2 queries x 3 keys
@@ -369,7 +370,7 @@ def test_labels_at_45_degrees_are_inside_the_axis_item(qtbot):
     from gui.widgets.heatmap import Heatmap
 
     src = ["[BOS]"] + [f"▁token{i:02d}" for i in range(30)]
-    hm = Heatmap(pg.colormap.get("viridis"))
+    hm = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(hm)
     hm.resize(700, 460)
     hm.show()

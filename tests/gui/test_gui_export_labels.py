@@ -4,11 +4,11 @@ while the map on screen keeps thinning them; beyond 64 the status bar says the e
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6 import QtGui, QtWidgets
 
 from gui.export.map_image import FULL_LABELS_UP_TO, export_map
+from gui.widgets.colormap import Colormap
 from gui.widgets.heatmap import Heatmap
 from gui.window import view_menu as display
 from tests.support.gui import type_and_translate
@@ -24,7 +24,7 @@ def _drawn(hm: Heatmap) -> tuple[list[int], list[int]]:
 
 
 def _small_map(qtbot, rows: int, cols: int, size=(400, 300)) -> Heatmap:
-    hm = Heatmap(pg.colormap.get("viridis"))
+    hm = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(hm)
     hm.resize(*size)
     rng = np.random.default_rng(0)

@@ -21,6 +21,7 @@ from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.panels.inside import HINT
 from gui.state.view_data import masks_at
+from gui.widgets.colormap import Colormap
 from gui.widgets.strips import NEG_INF, ValueStrip, value_text
 from tests.support import tiny_config
 from tests.support.gui import do, open_window, type_and_translate
@@ -94,7 +95,7 @@ def test_inside_strip_title_range_keeps_small_values(qtbot):
     """A range of ±0.00412 reads "−0.00412 … 0.00412" (two decimals read "−0.00 … 0.00")."""
     layout = pg.GraphicsLayoutWidget()
     qtbot.addWidget(layout)
-    strip = ValueStrip(layout.ci, 0, pg.colormap.get("viridis"), diverging=True)
+    strip = ValueStrip(layout.ci, 0, Colormap.named("viridis"), diverging=True)
     for m, want in ((0.00412, "−0.00412 … 0.00412"), (2.71828, "−2.72 … 2.72"), (1234.5, "−1.23e+03 … 1.23e+03")):
         strip.set(np.array([[m, -m / 2, 0.0]]), ["q"], list("abc"), "scores")
         assert strip.levels == (-m, m) and f"(colour {want})" in strip.plot.titleLabel.text

@@ -4,7 +4,6 @@ from the worker thread while the window keeps handling events, the status bar na
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph as pg
 import torch
 from PySide6 import QtCore
 
@@ -12,6 +11,7 @@ from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.transformer.model import Transformer
 from gui.app import register_fonts
 from gui.state.view_spec import Cell
+from gui.widgets.colormap import Colormap
 from gui.widgets.head_grid import HeadGrid
 from gui.window.main_window import MainWindow
 from tests.support import tiny_config
@@ -27,7 +27,7 @@ def _cells(n_layers, n_heads):
 
 
 def test_six_by_eight_grid_uses_headers_not_48_titles(qtbot):
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(500, 520)
     grid.selected = (1, 2)
@@ -41,7 +41,7 @@ def test_six_by_eight_grid_uses_headers_not_48_titles(qtbot):
         np.testing.assert_array_equal(im.image.image, cell.matrix)
     framed = [v.border is not None and v.border.style() != QtCore.Qt.PenStyle.NoPen for v in grid.views]
     assert framed.index(True) == 1 * 8 + 2 and sum(framed) == 1
-    small = HeadGrid(pg.colormap.get("viridis"))  # a 2 × 4 grid keeps a title per thumbnail
+    small = HeadGrid(Colormap.named("viridis"))  # a 2 × 4 grid keeps a title per thumbnail
     qtbot.addWidget(small)
     small.set_cells(_cells(2, 4), 4)
     assert not small.compact and [lab.text for lab in small.labels][:2] == ["L1 H1", "L1 H2"]

@@ -13,10 +13,11 @@ import torch
 from PySide6 import QtCore
 
 from core.analysis import head_stats
-from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
+from core.transformer.maps import AttentionMaps
 from gui.export.files import export_npz
+from gui.widgets.colormap import Colormap
 from gui.window.main_window import MainWindow
 from tests.support.gui import do, type_and_translate
 
@@ -243,7 +244,6 @@ def test_npz_labels_equal_numpy_on_constructed_heads(tiny_checkpoint, tmp_path):
 
 
 def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
-    import pyqtgraph as pg
 
     from gui.state.view_spec import Cell
     from gui.widgets.head_grid import HeadGrid
@@ -255,7 +255,7 @@ def test_compact_grid_keeps_titles_for_derived_cells(qtbot):
     extra = [Cell(f"L{li + 1} mean (derived)", rng.random((5, 7)).astype(np.float32), None, ("mean", li)) for li in range(6)] + [
         Cell("rollout (derived)", rng.random((5, 5)).astype(np.float32), None, ("rollout", 0))
     ]
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(600, 700)
     grid.selected = ("mean", 2)

@@ -10,6 +10,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_spec import Cell
+from gui.widgets.colormap import Colormap
 from gui.widgets.downsample import max_pool
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import LUT_POINTS, Heatmap
@@ -48,7 +49,7 @@ def test_unit_image_keeps_its_bounds_as_the_map_grows(qapp):
 def test_grid_thumbnails_are_rgb32_and_fill_their_views(qtbot):
     """Each thumbnail is drawn as RGB32 over exactly its view's area: the grid's screen pixels in
     the middle of cell (r, c) of a thumbnail are that cell's colour."""
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(500, 400)
     grid.show()
@@ -76,7 +77,7 @@ def test_pooled_grid_checks_nan_and_shared_masks_per_cell(qtbot):
     """Heads pooled as one stack and sharing one mask: a head with a NaN is shown with 0 there
     (never NaN on screen), the others keep their pooled maxima; every head of the shared mask gets
     its hatch, and a head whose pooled mask masks nothing gets none."""
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(300, 200)
     grid.show()
@@ -171,7 +172,7 @@ def test_token_labels_are_drawn_as_pyqtgraph_draws_them(qtbot):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: Heatmap(pg.colormap.get("viridis")), TopKPanel, lambda: MaskView("m"), lambda: HeadGrid(pg.colormap.get("viridis"))],
+    [lambda: Heatmap(Colormap.named("viridis")), TopKPanel, lambda: MaskView("m"), lambda: HeadGrid(Colormap.named("viridis"))],
 )
 def test_per_step_views_paint_their_background_directly(qtbot, make):
     view = make()

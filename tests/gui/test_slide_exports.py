@@ -17,11 +17,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
-import pyqtgraph as pg
 import pytest
 from PySide6 import QtGui, QtWidgets
 
 from gui.export.map_image import export_map
+from gui.widgets.colormap import Colormap, as_pg
 from gui.widgets.heatmap import Heatmap
 from gui.window import view_menu as display
 from tests.support.gui import TEXT, type_and_translate
@@ -52,7 +52,7 @@ def _weights() -> np.ndarray:
 
 
 def _map(qtbot, mask: np.ndarray | None = None) -> Heatmap:
-    hm = Heatmap(pg.colormap.get("viridis"))
+    hm = Heatmap(Colormap.named("viridis"))
     qtbot.addWidget(hm)
     hm.resize(640, 520)
     hm.set_matrix(
@@ -70,7 +70,7 @@ def _map(qtbot, mask: np.ndarray | None = None) -> Heatmap:
 def _expected(hm: Heatmap, w: float) -> np.ndarray:
     """The colour map's colour for weight ``w`` at the map's levels (fixed [0, 1] here)."""
     lo, hi = hm.levels
-    return np.array(hm.cmap.map((w - lo) / (hi - lo), mode="byte")[:3], dtype=int)
+    return np.array(as_pg(hm.cmap).map((w - lo) / (hi - lo), mode="byte")[:3], dtype=int)
 
 
 def _cells(svg: str) -> tuple[tuple[float, ...], list[tuple[int, int, np.ndarray]]]:
@@ -186,7 +186,7 @@ def test_grid_png_has_a_header_that_says_what_it_shows(qtbot, window, tmp_path, 
     assert (top.min(-1) < 128).mean() > 0.01  # text and the colour bar: not blank
     cmap = grid.cmap
     for end in (0.0, 1.0):  # the colour bar runs from the colour map's first to its last colour
-        colour = np.array(cmap.map(end, mode="byte")[:3], dtype=int)
+        colour = np.array(as_pg(cmap).map(end, mode="byte")[:3], dtype=int)
         assert (np.abs(top - colour).max(-1) <= 12).sum() >= 4, end
     title, description = img.text("Title"), img.text("Description")
     assert title.startswith("Cross-attention (decoder → encoder) · 2 layers × 4 heads") and f"step {k} /" in title

@@ -8,6 +8,7 @@ import pytest
 from PySide6 import QtGui
 
 from gui.state.view_spec import Cell
+from gui.widgets.colormap import Colormap
 from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import LUT_POINTS
 from gui.widgets.thumbnails import ThumbnailImage, colour_stack, colour_thumbnails
@@ -106,7 +107,7 @@ def test_thumbnail_drops_its_colours_when_anything_changes(qapp):
 def test_grid_thumbnails_show_what_pyqtgraph_would(qtbot):
     """A 2 × 3 grid with a masked key column: every thumbnail holds its weights and shows
     pyqtgraph's colours for them, whether the scale is fixed or per map."""
-    grid = HeadGrid(pg.colormap.get("cividis"))
+    grid = HeadGrid(Colormap.named("cividis"))
     qtbot.addWidget(grid)
     grid.resize(600, 400)
     grid.show()
@@ -244,7 +245,7 @@ def test_raster_svg_of_the_grid_embeds_each_map_at_its_own_size(qtbot):
 
     from gui.export.svg import svg_document
 
-    grid = HeadGrid(pg.colormap.get("viridis"))
+    grid = HeadGrid(Colormap.named("viridis"))
     qtbot.addWidget(grid)
     grid.resize(800, 600)
     grid.show()
