@@ -176,9 +176,46 @@ def build_parser() -> argparse.ArgumentParser:
         "--deck",
         metavar="OUT",
         default=None,
-        help="with --lecture: render every step to OUT (numbered 1920x1080 PNGs, one PDF, captions.md) and exit",
+        help="with --lecture: render every step to OUT (numbered 1920x1080 PNGs, one PDF, captions.md) and exit; "
+        "with --learn: the frames and GIF",
+    )
+    p.add_argument(
+        "--learn",
+        metavar="TASK",
+        default=None,
+        help="with --deck OUT: train a small Transformer on TASK (copy, reverse, sort, numbers, or a TSV file of pairs) "
+        "from seed 0 and write its snapshots to OUT as PNG frames and an animated GIF",
     )
     return p
+
+
+def learn_deck(args) -> int:
+    """``--learn TASK --deck OUT``: train offscreen, write the frames and the GIF, print where."""
+    from core.errors import StudioError
+
+    if args.deck is None or args.lecture is not None:
+        print("error: --learn TASK needs --deck OUT (and no --lecture)", file=sys.stderr)
+        return 2
+    headless_platform(args.deck)
+    missing = missing_message()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    from PySide6 import QtGui, QtWidgets
+
+    from gui.export.learn_frames import train_and_write
+    from gui.widgets.colormap import Colormap
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])  # noqa: F841 (kept alive)
+    font = QtGui.QFont(register_fonts())
+    font.setPointSize(args.font_size)
+    try:
+        frames, gif = train_and_write(args.learn, args.deck, Colormap.named(args.colormap), font)
+    except (StudioError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(frames)} frames ({frames[0].name} … {frames[-1].name}) and {gif}")
+    return 0
 
 
 def headless_platform(screenshot: str | None, env=os.environ, platform: str = sys.platform) -> None:
@@ -232,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in desktop_entry.install():
             print(f"wrote {path}")
         return 0
+    if args.learn is not None:
+        return learn_deck(args)
     args.checkpoint = resolve_checkpoint(args.checkpoint)
     if args.compare_checkpoint is not None:
         args.compare_checkpoint = resolve_checkpoint(args.compare_checkpoint)

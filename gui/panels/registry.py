@@ -9,6 +9,7 @@ from __future__ import annotations
 from gui.panels.analysis import AnalysisTabs
 from gui.panels.heads import HeadTools
 from gui.panels.inside import InsidePanel
+from gui.panels.learn import LearnPanel
 from gui.panels.positional import PositionalPanel
 
 TAB_PANELS = [
@@ -16,4 +17,5 @@ TAB_PANELS = [
     InsidePanel,  # Inside one step
     PositionalPanel,  # Positional encoding
     HeadTools,  # Heads (and Alignment lines beside the enlarged map)
+    LearnPanel,  # Learn (train a small Transformer on a toy task, live)
 ]
