@@ -38,6 +38,7 @@ from core.transformer.model import Transformer
 
 DEFAULT_BATCH_SIZE = 32  # sentences per batch
 RETIRE_FRACTION = 0.25  # greedy: drop ended rows once they are this share of the batch
+PAD_WASTE = 0.1  # encoder groups: padded positions at most this share of the real ones
 
 
 @dataclass
@@ -104,6 +105,53 @@ def _source_batch(model: Transformer, sources: list[Source]) -> tuple[Tensor, Te
     return src.to(device), kpm.to(device)
 
 
+def length_groups(lengths: list[int], waste: float = PAD_WASTE) -> list[list[int]]:
+    """Indices into ``lengths`` in groups of similar length (sorted, stable): a group grows while its
+    padded size (members × longest) stays within ``1 + waste`` times its real positions."""
+    groups: list[list[int]] = []
+    real = 0
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        g = groups[-1] if groups else None
+        if g is not None and (len(g) + 1) * lengths[i] <= (1 + waste) * (real + lengths[i]):
+            g.append(i)
+            real += lengths[i]
+        else:
+            groups.append([i])
+            real = lengths[i]
+    return groups
+
+
+def encode_grouped(model: Transformer, src: Tensor, src_key_padding_mask: Tensor) -> tuple[Tensor, list[LayerCache] | None]:
+    """The encoder output ``memory [B, S, D]`` of ``src [B, S]`` (``src_key_padding_mask [B, S]``, True =
+    pad), with the sentences encoded in groups of similar length (:func:`length_groups`) so that the
+    matrix products run on few pad positions (CTranslate2 removes padding for the same reason), and,
+    when there is more than one group, the decoder's first cache: per layer the cross-attention keys
+    and values ``[B, H, S, d_head]`` projected group by group, no target position yet (else None: the
+    first decoder step projects them). Pad positions of the memory, keys and values are 0; every
+    attention to them is masked."""
+    lengths = (~src_key_padding_mask).sum(1).tolist()
+    groups = length_groups(lengths)
+    if len(groups) == 1:
+        return model.encode(src, src_key_padding_mask).memory, None
+    b, s_len = src.shape
+    memory, cross = None, []
+    for g in groups:
+        s_g = max(lengths[i] for i in g)
+        index = torch.tensor(g, device=src.device)
+        m = model.encode(src[index, :s_g], src_key_padding_mask[index, :s_g]).memory
+        if memory is None:
+            memory = m.new_zeros(b, s_len, m.size(-1))
+        memory[index, :s_g] = m
+        for layer_no, layer in enumerate(model.decoder_layers):
+            k, v = layer.cross_attn.project_kv(m)  # [n_g, H, s_g, d_head]
+            if len(cross) <= layer_no:
+                cross.append((k.new_zeros(b, k.size(1), s_len, k.size(3)), v.new_zeros(b, v.size(1), s_len, v.size(3))))
+            cross[layer_no][0][index, :, :s_g] = k
+            cross[layer_no][1][index, :, :s_g] = v
+    cache = [LayerCache(ck[:, :, :0], cv[:, :, :0], ck, cv) for ck, cv in cross]
+    return memory, cache
+
+
 def _budgets(model: Transformer, sources: list[Source], max_output: int | None) -> list[int]:
     """Each sentence's output budget (:func:`max_output_steps`), capped at ``max_output`` tokens when given."""
     c = model.config
@@ -135,11 +183,9 @@ def greedy_hypotheses(
     rows = list(range(len(sources)))  # the sentence of each batch row
     live = [True] * len(sources)  # per row: still decoding (ended rows run on until retired)
     with torch.inference_mode():
-        enc = model.encode(src, kpm)
-        memory, kpm = enc.memory, enc.src_key_padding_mask
+        memory, cache = encode_grouped(model, src, kpm)
         last = torch.full((len(rows), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(rows), device=device)
-        cache = None
         for t in range(max(budgets)):
             if should_stop is not None:
                 should_stop()
@@ -218,11 +264,9 @@ def beam_hypotheses(
     active = list(range(len(sources)))  # sentences still searching, in row-block order
     seqs: dict[int, list[list[int]]] = {i: [[]] for i in active}
     with torch.inference_mode():
-        enc = model.encode(src, kpm_src)
-        memory, kpm = enc.memory, enc.src_key_padding_mask
+        (memory, cache), kpm = encode_grouped(model, src, kpm_src), kpm_src
         last = torch.full((len(active), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(active), device=device)
-        cache = None
         for t in range(max(budgets)):
             if should_stop is not None:
                 should_stop()
