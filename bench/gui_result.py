@@ -58,7 +58,6 @@ def main(argv: list[str] | None = None) -> int:
 
     prof = cProfile.Profile() if args.profile else None
     times: list[float] = []
-    slot = win._on_translated  # the window's own result slot, timed from a probe on the GUI thread
 
     class Probe(QtCore.QObject):
         @QtCore.Slot(int, object, float)
@@ -74,12 +73,11 @@ def main(argv: list[str] | None = None) -> int:
             times.append((time.perf_counter() - t) * 1000)
 
     probe = Probe()
-    win.worker.translated.disconnect(win._on_translated)
-    win.worker.translated.connect(probe.result)
+    slot = win.intercept_results(probe.result)  # the window's own result slot, timed from the probe on the GUI thread
     for view in ("encoder", "decoder", "cross"):
         win.set_view(view)
         for text in SENTENCES * args.rounds:
-            win.inputs.text.setText(text)
+            win.set_input_text(text)
             n = len(times)
             win.translate()
             t0 = time.time()

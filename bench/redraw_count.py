@@ -45,7 +45,7 @@ def _child(kind: str, steps: int) -> None:
 
     def one_step():  # as bench_redraw: alternately to step n - 1 and n, then its paint
         position[0] = 2 * n - 1 - position[0]
-        win.controls.set_position(position[0])
+        win.go_to_step(position[0])
         app.processEvents()
 
     for _ in range(4):

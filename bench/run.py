@@ -135,9 +135,9 @@ def bench_train(config, repeats: int) -> dict:
 def synthetic_translation(layers: int = 6, heads: int = 8, n: int = 40):
     """A Translation with random row-stochastic maps ``[L, H, n, n]`` and n steps, for redraw
     measurements and GUI stress tests (no model needed)."""
-    from core.transformer.maps import AttentionMaps
     from core.decoding.session import Source
     from core.decoding.translate import StepInfo, Translation
+    from core.transformer.maps import AttentionMaps
     from core.transformer.masks import causal_mask
 
     g = torch.Generator().manual_seed(0)
@@ -184,7 +184,7 @@ def bench_redraw(repeats: int, layers: int = 6, heads: int = 8, n: int = 40, rou
 
     def one_step():  # one step back or forward (alternately to step n - 1 and n), then its paint
         position[0] = 2 * n - 1 - position[0]
-        win.controls.set_position(position[0])
+        win.go_to_step(position[0])
         app.processEvents()
 
     for _ in range(rounds):

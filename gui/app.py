@@ -312,22 +312,13 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_from_command_line(app, win, lecture, args)
     if args.text:  # one place fills the inputs; both paths below translate what they show
-        win.inputs.text.setText(args.text)
-        win.inputs.reference.setText(args.reference or "")
-        win.inputs.pad_to.setValue(args.pad_to or 0)
-        win.live.bar.batch_with.setText(args.batch_with or "")
-        win.live.reference.causal_off.setChecked(args.no_causal_mask)
-        win.inputs.set_strategy(strategy)
+        win.fill_inputs(args.text, args.reference or "", args.pad_to or 0, args.batch_with or "", args.no_causal_mask, strategy)
     if args.panel in PANELS:
         headless_panels.prefill(win, args)
     elif args.panel:
-        win.live.tabs.setCurrentIndex(
-            ["fork", "reference", "beam"].index(args.panel)
-            if args.panel != "heads"
-            else win.live.tabs.indexOf(win.heads.table_panel)
-        )
+        win.show_live_tab(args.panel)
     if args.alignment:
-        win.heads.map_tabs.setCurrentWidget(win.heads.align)
+        win.show_alignment()
     if not args.screenshot:
         config = _config_of(args.checkpoint)
         try:
@@ -346,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         from gui.window.projector import remembered
 
         if args.projector or remembered():
-            win.projector.set(True)
+            win.set_projector_layout(True)
         if args.present:
             from gui.window.view_menu import toggle_present
 
@@ -370,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         win.select(args.layer - 1, args.head - 1)
         win.show()
         if args.projector:  # (a screenshot never follows the remembered layout: the same command, the same picture)
-            win.projector.set(True)
+            win.set_projector_layout(True)
         if args.panel in PANELS:
             print(headless_panels.run(win, app, args, ckpt))
         shown = win

@@ -20,6 +20,7 @@ from gui.widgets.fonts import apply_minimums, clamp_point
 from gui.widgets.map_style import MASK_CMAP
 from gui.widgets.pg_config import configure
 from gui.window import layout as window_layout
+from gui.window.facade import WindowFacade
 from gui.window.layout import GRID_CAPTION, HOVER_HINT, MASKS_CAPTION
 from gui.window.live import LiveController
 from gui.window.panel_slots import PanelSlots
@@ -29,7 +30,7 @@ from gui.workers.threads import WorkerThread
 __all__ = ["MainWindow", "HOVER_HINT", "GRID_CAPTION", "MASKS_CAPTION"]  # the captions: gui/window/layout.py
 
 
-class MainWindow(QtWidgets.QMainWindow):
+class MainWindow(QtWidgets.QMainWindow, WindowFacade):
     """Attention Studio. ``request_load``/``request_translate`` reach the worker through
     queued signals; results come back as signals and are drawn on the GUI thread. The state
     (result, step, view kind, layer/head) lives in the Qt-free :class:`ViewModel` ``vm``;

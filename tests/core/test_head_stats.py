@@ -16,9 +16,9 @@ from core.analysis.head_stats import (
     sort_column,
     sort_heads,
 )
-from core.transformer.maps import AttentionMaps
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import translate
+from core.transformer.maps import AttentionMaps
 from core.transformer.masks import causal_mask
 
 TEXT = "집에 누군가 있어?"

@@ -231,6 +231,38 @@ def test_the_renderer_is_imported_only_by_widgets_and_export():
     assert renderer_imports(import_graph(ROOT, ("gui",))) == []
 
 
+def window_reaches(root: Path, paths: list[Path]) -> list[str]:
+    """``file:line chain`` for every attribute chain on a window variable (``win``, ``window``,
+    ``main_window``) longer than one attribute (``win.inputs.text``), and every private attribute
+    of the window (``win._on_translated``): what a script does when it reaches past the facade.
+    Each chain is reported once, whole (``win.inputs.text.setText``)."""
+    out = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or id(node) in inner:
+                continue  # only the outermost attribute of a chain
+            chain, v = [node.attr], node.value
+            while isinstance(v, ast.Attribute):
+                chain.append(v.attr)
+                v = v.value
+            if isinstance(v, ast.Name) and v.id in WINDOW_NAMES and (len(chain) > 1 or chain[0].startswith("_")):
+                out.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
+def _script_files(root: Path) -> list[Path]:
+    gui = [p for p in (root / "gui").rglob("*.py") if "window" not in p.relative_to(root / "gui").parts[:1]]
+    return sorted([*gui, *(root / "bench").rglob("*.py"), root / "main.py"])
+
+
+def test_scripts_drive_the_window_through_its_facade():
+    """Outside gui/window (the app's start-up, bench, main.py), the window is used one attribute
+    deep and never by a private name: gui.window.facade.WindowFacade has a method for each use."""
+    assert window_reaches(ROOT, _script_files(ROOT)) == []
+
+
 def test_only_the_window_package_receives_the_window():
     assert window_receivers(ROOT) == []
 
@@ -276,6 +308,11 @@ def test_a_planted_violation_is_caught(tmp_path):
     (gui / "widgets" / "w.py").write_text("import pyqtgraph as pg\n")
     (gui / "panels" / "p.py").write_text("from pyqtgraph import ColorMap\n")
     assert renderer_imports(import_graph(tmp_path, ("gui",))) == ["gui.panels.p -> pyqtgraph"]
+    script = tmp_path / "s.py"
+    script.write_text("win.show()\nwin.inputs.text.setText('x')\nwin._on_translated(1)\nwin.go_to_step(2)\n")
+    found = window_reaches(tmp_path, [script])
+    assert any("win.inputs.text" in f for f in found) and any("win._on_translated" in f for f in found)
+    assert not any("go_to_step" in f or "win.show" in f for f in found)
 
 
 def test_planted_gui_violations_are_caught(tmp_path):
