@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6 import QtCore, QtWidgets
 
     from core.defaults import DEFAULT_CHECKPOINT
+    from gui.state.view_kinds import attention_views
     from gui.widgets import pg_config
     from gui.window.main_window import MainWindow
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     probe = Probe()
     slot = win.intercept_results(probe.result)  # the window's own result slot, timed from the probe on the GUI thread
-    for view in ("encoder", "decoder", "cross"):
+    for view in (v.name for v in attention_views()):
         win.set_view(view)
         for text in SENTENCES * args.rounds:
             win.set_input_text(text)

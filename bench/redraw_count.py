@@ -2,7 +2,7 @@
 that a busy or throttled machine does not change (the timed rows in ``python -m bench`` moved by
 ±30% between runs of the same code on a shared 2-core VM; these counts repeat within 0.1%).
 
-    python -m bench.redraw_count [--kinds decoder encoder cross] [--steps 20]
+    python -m bench.redraw_count [--kinds encoder decoder cross] [--steps 20]
 
 For each view kind it runs itself under ``valgrind --tool=callgrind --instr-atstart=no``: the
 window of :func:`bench.run.bench_redraw` (6 layers × 8 heads, S = T = 40, 1600 × 950) is built
@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from gui.state.view_kinds import attention_views
 
 
 def _child(kind: str, steps: int) -> None:
@@ -93,9 +95,10 @@ def count(kind: str, steps: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.redraw_count", description=__doc__.split("\n\n")[0])
-    p.add_argument("--kinds", nargs="+", default=["decoder", "encoder", "cross"], choices=["decoder", "encoder", "cross"])
+    views = [v.name for v in attention_views()]
+    p.add_argument("--kinds", nargs="+", default=views, choices=views)
     p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--child", choices=["decoder", "encoder", "cross"], help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=views, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
         _child(args.child, args.steps)

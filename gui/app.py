@@ -12,6 +12,7 @@ from pathlib import Path
 from core import __version__
 from core.defaults import DEFAULT_PRECISION, PRECISIONS
 from core.locations import DEFAULT_MODEL, font_files, resolve_checkpoint
+from gui.state import view_kinds
 from gui.system_deps import missing_message
 from gui.window.headless import PANELS
 from gui.window.headless import add_arguments as add_panel_arguments
@@ -67,11 +68,13 @@ def _one_based(text: str) -> int:
 
 
 def check_layer_head(view: str, layer: int, head: int, config) -> None:
-    """``--layer``/``--head`` (1-based) against the model's ``config``; the same rule on every
-    path (headless or interactive). Raises ValueError with the valid ranges."""
-    if view == "masks":
+    """``--layer``/``--head`` (1-based) against the model's ``config`` for ``view`` (a view's
+    name); the same rule on every path (headless or interactive). Raises ValueError with the
+    valid ranges."""
+    kind = view_kinds.get(view)
+    if kind.is_masks:
         return
-    n_layers = config.n_encoder_layers if view == "encoder" else config.n_decoder_layers
+    n_layers = kind.n_layers(config)
     if not (1 <= layer <= n_layers and 1 <= head <= config.n_heads):
         raise ValueError(f"--layer must be 1..{n_layers} and --head 1..{config.n_heads} (1-based) for the {view} view")
 
@@ -147,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alignment", action="store_true", help="show the Alignment lines tab instead of the heatmap")
     p.add_argument("--pad-to", type=int, default=None)
     p.add_argument("--steps", type=int, default=None, help="show the state after N decoding steps")
-    p.add_argument("--view", choices=["encoder", "decoder", "cross", "masks"], default="cross")
+    p.add_argument("--view", choices=view_kinds.cli_names(), default=view_kinds.get(view_kinds.DEFAULT).cli)
     p.add_argument("--layer", type=_one_based, default=1, help="layer to enlarge (1-based)")
     p.add_argument("--head", type=_one_based, default=1, help="head to enlarge (1-based)")
     p.add_argument("--font-size", type=int, default=11)
@@ -263,6 +266,7 @@ def read_lecture(args):
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.view = view_kinds.by_cli(args.view).name  # the view's --view name -> its name
     if args.install_desktop:
         from gui import desktop_entry
 

@@ -9,8 +9,10 @@ import numpy as np
 import pyqtgraph.exporters as pgx
 
 from core.decoding.translate import Translation
+from gui.state import view_kinds
 from gui.state.derived import derived_arrays
-from gui.state.view_data import KINDS, masks_at, view_at
+from gui.state.view_data import masks_at
+from gui.state.view_kinds import view_at
 
 WHAT = {"map": "the enlarged map", "grid": "the layer × head grid"}
 _last_dir: list[Path] = []  # the folder of the last export, where the next dialog opens
@@ -72,7 +74,7 @@ def export_npz(
     (``derived_*``: :func:`gui.state.derived.derived_arrays`, means, rollout, head tables), and
     ``extra`` (the window's alignment lines: :meth:`gui.panels.heads.HeadTools.npz_extra`)."""
     arrays: dict[str, np.ndarray] = {}
-    for name in KINDS[:3]:
+    for name in (view.name for view in view_kinds.attention_views()):
         v = view_at(result, k, name)
         arrays[f"{name}_weights"] = v.weights
         arrays[f"{name}_mask"] = v.mask

@@ -19,7 +19,8 @@ from PySide6 import QtCore, QtGui
 
 from gui.export.files import remember
 from gui.export.svg import export_svg
-from gui.state.view_data import view_title
+from gui.state import view_kinds
+from gui.state.view_kinds import view_at, view_title
 from gui.widgets.colormap import Colormap
 from gui.widgets.map_style import MASKED_RGB, OPEN_RGB
 
@@ -81,11 +82,10 @@ def grid_header(vm) -> GridHeader:
     if r is None:
         raise ValueError("no result to describe: translate a sentence first")
     k, kind = vm.step, vm.kind
-    if kind == "masks":
+    if view_kinds.get(kind).is_masks:
         title, layout = MASKS_TITLE, "every mask"
     else:
-        weights = {"encoder": r.maps.encoder_self, "decoder": r.maps.decoder_self, "cross": r.maps.cross}[kind]
-        n_layers, n_heads = int(weights.shape[0]), int(weights.shape[1])
+        n_layers, n_heads = (int(n) for n in view_at(r, k, kind).weights.shape[:2])
         title, layout = view_title(r, kind), f"{n_layers} layers × {n_heads} heads"
     full = vm.full_text()
     if full is not None:
@@ -100,7 +100,7 @@ def grid_header(vm) -> GridHeader:
 
 def scale_text(kind: str, scale: str) -> str:
     """The colour bar's caption."""
-    if kind == "masks":
+    if view_kinds.get(kind).is_masks:
         return "mask legend: masked (True) · may attend (False) · hatched: key not computed yet"
     if scale == "per-map":
         return "per-map scale: each thumbnail spans its own min\u00a0…\u00a0max"
@@ -166,7 +166,7 @@ class HeaderPainter:
         y += self._block(margin, y, inner, self.header.title, self.title, "#111111")
         subtitle = f"{self.header.layout} · {self.header.counter}"
         y += self._block(margin, y, inner, subtitle, self.body, "#555555") + 0.4 * line
-        key = "Legend:" if self.header.kind == "masks" else "Colours:"
+        key = "Legend:" if view_kinds.get(self.header.kind).is_masks else "Colours:"
         labels = [f"{label}:" for label, _ in self.header.lines] + [key]
         label_w = max(self._metrics(self.bold).horizontalAdvance(t) for t in labels) + ch
         if label_w > 0.3 * inner:  # a narrow grid: each label above its text
@@ -183,7 +183,7 @@ class HeaderPainter:
             y += self._block(margin, y, inner, key, self.bold, "#555555")
         left, avail = margin + label_w, inner - label_w
         caption = scale_text(self.header.kind, self.scale)
-        if self.header.kind == "masks":
+        if view_kinds.get(self.header.kind).is_masks:
             self._legend(left, y, avail, line, ch)
             self.rule = self.texts[-1].rect.bottom() + 0.5 * line
             self.height = math.ceil(self.rule + 0.6 * line)
@@ -329,5 +329,6 @@ def export_grid(path: str | Path, grid, header: GridHeader, fmt: str = "png", sc
 
 
 def _note(header: GridHeader, scale: str) -> str:
-    bar = "mask legend" if header.kind == "masks" else f"colour bar {'per map' if scale == 'per-map' else 'fixed [0, 1]'}"
+    colour_bar = f"colour bar {'per map' if scale == 'per-map' else 'fixed [0, 1]'}"
+    bar = "mask legend" if view_kinds.get(header.kind).is_masks else colour_bar
     return f"; header: {header.title}, sentence, step {header.step}, {bar}"

@@ -15,7 +15,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.analysis.ablation import parse_heads
 from core.errors import InputError
 from gui.panels.pair_views import DetachablePanel, MapRow, error_style, narrow_combo
-from gui.state.compare_data import VIEW_KIND, compare_maps, head_map, token_rows, top_k_at
+from gui.state import view_kinds
+from gui.state.compare_data import compare_maps, head_map, token_rows, top_k_at
 from gui.widgets.tables import read_only_table
 from gui.widgets.topk_panel import TopKPanel
 
@@ -266,7 +267,7 @@ class AblationPanel(DetachablePanel):
         ha, hb = head_map(a, kind, layer, head, "unablated"), head_map(b, kind, layer, head, "ablated")
         mark = (
             " (ablated: its output is zeroed, its weights still shown)"
-            if (VIEW_KIND[rep.result.kind] == kind and (layer + 1, head + 1) in rep.result.heads)
+            if (view_kinds.for_attention(rep.result.kind).name == kind and (layer + 1, head + 1) in rep.result.heads)
             else ""
         )
         self.map_caption.setText(

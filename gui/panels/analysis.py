@@ -20,7 +20,7 @@ from core.errors import InputError
 from gui.panels.ablation import AblationPanel
 from gui.panels.compare import ComparePanel
 from gui.panels.context import Panel, PanelContext
-from gui.state.compare_data import VIEW_KIND
+from gui.state import view_kinds
 from gui.workers.analysis_worker import AblateRequest, AnalysisWorker, CompareRequest
 from gui.workers.jobs import ABLATE, COMPARE, Queue
 from gui.workers.threads import WorkerThread
@@ -168,14 +168,14 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def selection(self, fallback: tuple[str, int, int]) -> tuple[str, int, int]:
         """(view kind, 0-based layer, head) selected in the main grid; ``fallback`` in the Masks view."""
         vm = self.ctx.vm
-        if vm.kind == "masks":
+        if view_kinds.get(vm.kind).is_masks:
             return fallback
         return vm.kind, int(vm.selected[0]), int(vm.selected[1])
 
     def _ablation_selection(self) -> tuple[str, int, int]:
         r = self.ablation.report.result
         la, h = r.heads[0]
-        return self.selection((VIEW_KIND[r.kind], la - 1, h - 1))
+        return self.selection((view_kinds.for_attention(r.kind).name, la - 1, h - 1))
 
     def _on_ablated(self, rid: int, report, ms: float) -> None:
         if not self._answer("ablate", rid):
@@ -193,7 +193,7 @@ class AnalysisTabs(QtCore.QObject, Panel):
     def _on_compared(self, rid: int, outcome, ms: float) -> None:
         if self._answer("compare", rid):
             self._a_from_main["shown"] = self._a_from_main["pending"]
-            self.compare.show_outcome(outcome, ms, self.selection(("cross", 0, 0)))
+            self.compare.show_outcome(outcome, ms, self.selection((view_kinds.DEFAULT, 0, 0)))
             self._drop_if_overtaken("compare")
             self.answered.emit("compare")
 
@@ -252,4 +252,4 @@ class AnalysisTabs(QtCore.QObject, Panel):
                 self.ablation.refresh(self._ablation_selection(), self.ctx.vm.step)
         except InputError as exc:
             self.ablation.show_error(str(exc))
-        self.compare.refresh(self.selection(("cross", 0, 0)))
+        self.compare.refresh(self.selection((view_kinds.DEFAULT, 0, 0)))

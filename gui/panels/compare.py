@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
 from gui.panels.pair_views import DetachablePanel, MapRow, error_style, narrow_combo
+from gui.state import view_kinds
 from gui.state.compare_data import compare_maps, head_map
 
 MODES = {"inputs": "two inputs, this model", "checkpoints": "two checkpoints, one input"}
@@ -31,7 +32,7 @@ class ComparePanel(DetachablePanel):
         super().__init__("Compare", parent)
         self.outcome = None
         self.comparison = None
-        self.selection_shown: tuple[str, int, int] = ("cross", 0, 0)
+        self.selection_shown: tuple[str, int, int] = (view_kinds.DEFAULT, 0, 0)
         v = self.scrolled_body()
         top = QtWidgets.QHBoxLayout()
         self.mode = QtWidgets.QComboBox()

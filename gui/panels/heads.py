@@ -12,9 +12,11 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.analysis.head_stats import HeadStats
+from core.transformer.kinds import AttentionKind
 from gui.panels.context import Panel, PanelContext
 from gui.state import derived as dv
-from gui.state.view_data import view_at, view_title
+from gui.state import view_kinds
+from gui.state.view_kinds import view_at, view_title
 from gui.state.view_spec import clamped, enlarged_spec
 from gui.widgets.alignment import AlignmentPanel
 
@@ -182,19 +184,15 @@ class HeadTools(QtCore.QObject, Panel):
         r = vm.result
         if r is None:
             return
-        if vm.kind == "masks":
-            if self._seen != ("masks",):
-                self._seen = ("masks",)
+        view = view_kinds.get(vm.kind)
+        if view.is_masks:
+            if self._seen != (vm.kind,):
+                self._seen = (vm.kind,)
                 self.clear()
             return
         # encoder maps do not change while the decoder steps; the key holds the tensors themselves
-        seen = (
-            r.maps.encoder_self if vm.kind == "encoder" else r.maps,
-            vm.kind,
-            0 if vm.kind == "encoder" else vm.step,
-            tuple(vm.selected),
-            vm.derived,
-        )
+        source, step = view.drawn_key(r, vm.step)
+        seen = (source, vm.kind, step, tuple(vm.selected), vm.derived)
         if self._seen is not None and len(self._seen) == len(seen) and seen[0] is self._seen[0] and seen[1:] == self._seen[1:]:
             return
         self._seen = seen
@@ -226,7 +224,7 @@ class HeadTools(QtCore.QObject, Panel):
         self.table.set_rows(rows, None if chosen is not None else (layer, head))
         note = (
             " The next token is impossible here: the causal mask hides it."
-            if v.kind == "decoder" and rows and not rows[0].next_possible
+            if view_kinds.get(v.kind).attention is AttentionKind.DEC and rows and not rows[0].next_possible
             else ""
         )
         most = (

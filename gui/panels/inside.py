@@ -16,15 +16,15 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.analysis.inside import InsideStep, inside_of_result
-from core.transformer.kinds import VIEW_TO_KIND
 from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
-from gui.state.view_data import KIND_TITLES, quote, view_at
+from gui.state import view_kinds
+from gui.state.view_data import quote
+from gui.state.view_kinds import view_at
 from gui.widgets.colormap import Colormap
 from gui.widgets.labels import MAX_CHARS
 from gui.widgets.strips import PopOut, StripStack
 
-CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 SIGNED = "CET-D1"  # diverging colour map for q, K, V, scores and the output (0 = grey)
 HINT = "Translate a sentence (Enter), then pick a head in the grid: the inside of its attention step appears here."
 TITLES = (
@@ -42,7 +42,8 @@ def problem_with(vm) -> str | None:
     """Why the inside view cannot be shown for the view model's state, or None when it can."""
     if vm.result is None:
         return HINT
-    if vm.kind not in CORE_KIND:
+    view = view_kinds.get(vm.kind)
+    if view.is_masks:
         return "Choose encoder, decoder or cross-attention above: the masks view has no attention step."
     if not vm.live:
         return (
@@ -51,7 +52,7 @@ def problem_with(vm) -> str | None:
         )
     if getattr(vm, "derived", None):
         return "The enlarged cell is derived (mean over heads or rollout): click a single head to open its step."
-    if vm.kind != "encoder" and vm.step == 0:
+    if view.follows_steps and vm.step == 0:
         return "No decoder step yet: press Step ▶ (→). Each step adds one query row."
     return None
 
@@ -130,7 +131,7 @@ class InsidePanel(WorkerTab):
         self._seen = key = key[:4] + (q,) + key[5:]
         layer, head = min(vm.selected[0], n_layers - 1), min(vm.selected[1], n_heads - 1)
         self._pending = (np.array(v.weights[layer, head, q - 1]), key)
-        result, kind = vm.result, CORE_KIND[vm.kind]
+        result, kind = vm.result, view_kinds.get(vm.kind).core_kind
         self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")
         self.ask(lambda ck: inside_of_result(ck, result, kind, layer + 1, head + 1, q))
 
@@ -163,7 +164,7 @@ class InsidePanel(WorkerTab):
 
     def _on_map_row_clicked(self, row: int) -> None:
         """A click on a row of the enlarged heatmap (0-based) chooses that query."""
-        if self.ctx.vm.kind not in CORE_KIND:
+        if view_kinds.get(self.ctx.vm.kind).is_masks:
             return
         self.query.setMaximum(max(self.query.maximum(), row + 1))
         self.query.setValue(row + 1)
@@ -226,7 +227,7 @@ class InsidePanel(WorkerTab):
             if st.kind == "dec"
             else f"{len(keys)} keys"
         )
-        title = KIND_TITLES[{v: k for k, v in CORE_KIND.items()}[st.kind]]
+        title = view_kinds.for_attention(st.kind).title
         self.message.setText(
             f"<b>{title}</b> — layer {st.layer}, head {st.head}, query {st.query} "
             f"{quote(st.query_token)}: d_head = {d}, {kv}. Eq. 1: softmax(q·Kᵀ/√d_k + mask)·V."

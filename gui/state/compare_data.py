@@ -14,11 +14,9 @@ import numpy as np
 
 from core.decoding.translate import Translation
 from core.errors import InputError
-from core.transformer.kinds import VIEW_TO_KIND
-from gui.state.view_data import KIND_TITLES, MapData, quote, view_at
-
-CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
-VIEW_KIND = {v: k for k, v in CORE_KIND.items()}
+from gui.state import view_kinds
+from gui.state.view_data import MapData, quote
+from gui.state.view_kinds import view_at
 
 
 @dataclass
@@ -41,9 +39,9 @@ def head_map(result: Translation, kind: str, layer: int, head: int, label: str =
     if not (0 <= layer < n_layers and 0 <= head < n_heads):
         raise InputError(
             f"{label + ': ' if label else ''}layer {layer + 1}, head {head + 1} does not exist "
-            f"({KIND_TITLES[kind].lower()} has layers 1..{n_layers}, heads 1..{n_heads})"
+            f"({view_kinds.get(kind).title.lower()} has layers 1..{n_layers}, heads 1..{n_heads})"
         )
-    title = f"{label + ' — ' if label else ''}{KIND_TITLES[kind]}, L{layer + 1} H{head + 1}"
+    title = f"{label + ' — ' if label else ''}{view_kinds.get(kind).title}, L{layer + 1} H{head + 1}"
     return HeadMap(
         np.asarray(v.weights[layer, head], dtype=np.float64),
         np.asarray(v.mask, dtype=bool),
@@ -171,6 +169,4 @@ __all__ = [
     "top_k_at",
     "TokenRow",
     "token_rows",
-    "CORE_KIND",
-    "VIEW_KIND",
 ]

@@ -18,11 +18,10 @@ import torch
 
 from core.analysis import head_stats
 from core.decoding.translate import Translation
-from core.transformer.kinds import VIEW_TO_KIND
-from gui.state.view_data import ViewData, view_at, view_title
+from gui.state import view_kinds
+from gui.state.view_data import ViewData
+from gui.state.view_kinds import view_at, view_title
 
-#: view kind (gui) → attention kind (core.analysis.head_stats)
-CORE_KIND = VIEW_TO_KIND  # view kind -> attention kind (core.transformer.kinds)
 DERIVED = "(derived)"
 #: head_stats labels as the table shows them
 LABEL_TEXT = {
@@ -71,15 +70,21 @@ def layer_means(v: ViewData) -> np.ndarray:
 
 
 def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
-    """The derived cells of view ``v`` at step ``k``: one "L<i> mean (derived)" per layer and, for
-    the encoder, "rollout (derived)" (Abnar & Zuidema 2020, :func:`head_stats.rollout`:
-    ``[S, S]``, rows = top-layer positions, columns = input tokens). Decoder and cross views get
-    means only (the rollout is defined over the encoder's stacked self-attention)."""
-    out = [
-        DerivedMap(("mean", li), mean_title(li), m, v.mask, v.row_tokens, v.col_tokens, v.row_label, v.col_label)
-        for li, m in enumerate(layer_means(v))
-    ]
-    if v.kind == "encoder":
+    """The derived cells of view ``v`` at step ``k`` (those its :attr:`ViewKind.derived` names):
+    one "L<i> mean (derived)" per layer and, for the encoder, "rollout (derived)" (Abnar & Zuidema
+    2020, :func:`head_stats.rollout`: ``[S, S]``, rows = top-layer positions, columns = input
+    tokens). Decoder and cross views get means only (the rollout is defined over the encoder's
+    stacked self-attention)."""
+    cells = view_kinds.get(v.kind).derived
+    out = (
+        [
+            DerivedMap(("mean", li), mean_title(li), m, v.mask, v.row_tokens, v.col_tokens, v.row_label, v.col_label)
+            for li, m in enumerate(layer_means(v))
+        ]
+        if "mean" in cells
+        else []
+    )
+    if "rollout" in cells:
         roll = head_stats.rollout(result.maps.encoder_self).numpy()
         out.append(
             DerivedMap(
@@ -91,7 +96,7 @@ def derived_maps(result: Translation, k: int, v: ViewData) -> list[DerivedMap]:
 
 def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
     """The enlarged map's title for a derived cell (``result``: the Translation it comes from,
-    for :func:`gui.state.view_data.view_title`)."""
+    for :func:`gui.state.view_kinds.view_title`)."""
     name = view_title(result, kind)
     if d.key[0] == "rollout":
         return f"{name} — attention rollout over all layers {DERIVED}: head mean + identity, rows renormalized, multiplied"
@@ -100,17 +105,17 @@ def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
 
 def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:
     """``[rows]`` bool: False where the query is a padding position (as :func:`head_stats.kind_masks`)."""
-    return head_stats.kind_masks(result.maps.truncated(k), CORE_KIND[kind])[2].numpy().astype(bool)
+    return head_stats.kind_masks(result.maps.truncated(k), view_kinds.get(kind).core_kind)[2].numpy().astype(bool)
 
 
 def head_rows(result: Translation, k: int, kind: str) -> list[head_stats.HeadStats]:
     """The head table of one view kind at step ``k`` (layer, head order; 1-based), from
     :func:`head_stats.head_table` on the maps the model computed up to that step; empty while the
     view has no query or no key (decoder and cross before the first step)."""
-    maps = result.maps.truncated(k)
-    if 0 in head_stats.kind_masks(maps, CORE_KIND[kind])[0].shape[-2:]:
+    maps, core_kind = result.maps.truncated(k), view_kinds.get(kind).core_kind
+    if 0 in head_stats.kind_masks(maps, core_kind)[0].shape[-2:]:
         return []  # head_table cannot index an empty key axis (core: sink_keys is a float tensor then)
-    return head_stats.head_table(maps, CORE_KIND[kind])
+    return head_stats.head_table(maps, core_kind)
 
 
 def label_text(h: head_stats.HeadStats) -> str:
@@ -135,11 +140,12 @@ def table_arrays(rows: list[head_stats.HeadStats], prefix: str) -> dict[str, np.
 
 
 def derived_arrays(result: Translation, k: int) -> dict[str, np.ndarray]:
-    """Every derived view at step ``k`` for the .npz export: ``derived_mean_<kind>``
-    ``[L, rows, cols]`` for encoder, decoder and cross, ``derived_rollout`` ``[S, S]``, and the
-    head table of each kind as ``derived_heads_<kind>_<column>`` (see :func:`table_arrays`)."""
+    """Every derived view at step ``k`` for the .npz export: ``derived_mean_<view>``
+    ``[L, rows, cols]`` for every attention view (encoder, decoder, cross), ``derived_rollout``
+    ``[S, S]``, and the head table of each view as ``derived_heads_<view>_<column>`` (see
+    :func:`table_arrays`)."""
     out: dict[str, np.ndarray] = {}
-    for kind in CORE_KIND:
+    for kind in (view.name for view in view_kinds.attention_views()):
         v = view_at(result, k, kind)
         out[f"derived_mean_{kind}"] = layer_means(v)
         out.update(table_arrays(head_rows(result, k, kind), f"derived_heads_{kind}_"))
@@ -148,7 +154,6 @@ def derived_arrays(result: Translation, k: int) -> dict[str, np.ndarray]:
 
 
 __all__ = [
-    "CORE_KIND",
     "COLUMNS",
     "DERIVED",
     "DerivedMap",

@@ -9,7 +9,7 @@ by :mod:`gui.state.lecture_pages`. The format is documented in
     [[steps]]
     title = "Cross-attention"               # optional heading of the page
     sentence = "고양이가 의자 위에서 자고 있다."  # required: the Korean input
-    view = "cross"                          # encoder | decoder | cross | masks (default cross)
+    view = "cross"                          # encoder | decoder | cross | masks (gui/state/view_kinds.py)
     layer = 4                               # 1-based (default 1)
     head = 1                                # 1-based (default 1)
     step = 2                                # decoder step shown (default: the end)
@@ -35,10 +35,10 @@ from pathlib import Path
 
 from core.defaults import MAX_BEAM
 from core.errors import StudioError
+from core.transformer.kinds import KINDS as ABLATE_KINDS
+from gui.state import view_kinds
 
-VIEWS = ("encoder", "decoder", "cross", "masks")
 DECODINGS = ("greedy", "beam")
-ABLATE_KINDS = ("enc", "dec", "cross")
 N_MASKS = 4  # the Masks view's cells: decoder self, cross, encoder key, target key padding
 DEFAULT_BEAM = 4  # decoding = "beam" without a size
 
@@ -51,7 +51,7 @@ FIELDS: dict[str, tuple[type, object]] = {
     "batch_with": (str, None),
     "decoding": (str, None),
     "beam": (int, None),
-    "view": (str, "cross"),
+    "view": (str, view_kinds.DEFAULT),
     "layer": (int, 1),
     "head": (int, 1),
     "mask": (int, None),
@@ -107,7 +107,7 @@ class LectureStep:
     batch_with: str | None = None
     decoding: str = "greedy"
     beam: int = 1
-    view: str = "cross"
+    view: str = view_kinds.DEFAULT
     layer: int = 1
     head: int = 1
     mask: int = 1
@@ -234,7 +234,7 @@ def read_step(number: int, table) -> LectureStep:
             step.problem(name, "is empty")
             value = None
         setattr(step, name, None if value is None else value.strip())
-    step.view = _one_of(step, "view", get("view"), VIEWS) or "cross"
+    step.view = _one_of(step, "view", get("view"), view_kinds.names()) or view_kinds.DEFAULT
     step.layer = _at_least(step, "layer", get("layer"), 1, " (layers are numbered from 1)") or 1
     step.head = _at_least(step, "head", get("head"), 1, " (heads are numbered from 1)") or 1
     step.mask = _at_least(step, "mask", get("mask"), 1) or 1
@@ -259,7 +259,7 @@ def read_step(number: int, table) -> LectureStep:
 
 def _check_combinations(step: LectureStep, get) -> None:
     if step.mask != 1 or get("mask") is not None:
-        if step.view != "masks":
+        if not view_kinds.get(step.view).is_masks:
             step.problem("mask", 'only with view = "masks" (layer and head choose the map in the other views)')
         elif step.mask > N_MASKS:
             step.problem("mask", f"{step.mask} is out of range 1..{N_MASKS} (decoder self, cross, encoder key, target padding)")
@@ -276,8 +276,9 @@ def _check_combinations(step: LectureStep, get) -> None:
     for name in ("force", "query", "ablate"):
         if getattr(step, name) is not None and not step.live:
             step.problem(name, "works on decoded output: not with a reference or batch_with")
-    if step.query is not None and step.view == "masks":
-        step.problem("query", "needs view encoder, decoder or cross (a mask has no attention step)")
+    if step.query is not None and view_kinds.get(step.view).is_masks:
+        *views, last = (v.name for v in view_kinds.attention_views())
+        step.problem("query", f"needs view {', '.join(views)} or {last} (a mask has no attention step)")
     if step.ablate is not None:
         from core.analysis.ablation import parse_heads
 
@@ -343,9 +344,9 @@ def check_step(step: LectureStep, config) -> list[str]:
     from core.analysis.ablation import ablation_spec, parse_heads
 
     step.model_errors = []
-    if step.view != "masks":
-        n_layers = config.n_encoder_layers if step.view == "encoder" else config.n_decoder_layers
-        side = "encoder" if step.view == "encoder" else "decoder"
+    view = view_kinds.get(step.view)
+    if not view.is_masks:
+        n_layers, side = view.n_layers(config), view.stack
         if step.layer > n_layers:
             step.problem(
                 "layer", f"{step.layer} is out of range 1..{n_layers} (the model has {n_layers} {side} layers)", model=True
@@ -377,7 +378,6 @@ __all__ = [
     "LectureError",
     "LectureStep",
     "FIELDS",
-    "VIEWS",
     "check_lecture",
     "check_step",
     "load_lecture",

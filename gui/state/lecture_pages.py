@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gui.state import view_kinds
 from gui.state.lecture import Lecture, LectureStep
 
 
@@ -33,9 +34,7 @@ class Page:
 
 def heading(lecture: Lecture, step: LectureStep) -> str:
     """ "3 / 12 · Encoder self-attention" (the step's title, else its view)."""
-    from gui.state.view_data import KIND_TITLES
-
-    return f"{step.number} / {len(lecture.steps)} · {step.title or KIND_TITLES[step.view]}"
+    return f"{step.number} / {len(lecture.steps)} · {step.title or view_kinds.get(step.view).title}"
 
 
 def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error: str = "") -> Page:

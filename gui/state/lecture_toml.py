@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from gui.state import view_kinds
 from gui.state.lecture import ORDER, LectureError, LectureStep, tomllib_module
 
 
@@ -39,6 +40,7 @@ def _toml_value(value) -> str:
 
 def step_fields(step: LectureStep) -> dict[str, object]:
     """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER`."""
+    masks = view_kinds.get(step.view).is_masks
     values = {
         "title": step.title or None,
         "sentence": step.sentence,
@@ -49,9 +51,9 @@ def step_fields(step: LectureStep) -> dict[str, object]:
         "decoding": "beam" if step.beam > 1 else None,
         "beam": step.beam if step.beam > 1 else None,
         "view": step.view,
-        "layer": None if step.view == "masks" else step.layer,
-        "head": None if step.view == "masks" else step.head,
-        "mask": step.mask if step.view == "masks" else None,
+        "layer": None if masks else step.layer,
+        "head": None if masks else step.head,
+        "mask": step.mask if masks else None,
         "step": step.decoder_step,
         "force": step.force,
         "force_at": step.force_at,

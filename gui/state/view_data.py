@@ -7,18 +7,13 @@ rows, exactly the rows the cached decoder produced so far. Rows are queries, col
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.decoding.translate import Translation
+if TYPE_CHECKING:  # no torch for reading lecture files and registering view kinds
+    from core.decoding.translate import Translation
 
-KINDS = ("encoder", "decoder", "cross", "masks")
-KIND_TITLES = {
-    "encoder": "Encoder self-attention",
-    "decoder": "Decoder masked self-attention",
-    "cross": "Cross-attention (decoder → encoder)",
-    "masks": "Masks",
-}
 #: the Masks view's cells, in grid order
 MASK_TITLES = (
     "decoder self mask given [T, T]",
@@ -27,14 +22,6 @@ MASK_TITLES = (
     "target key padding input [T]",
 )
 CAUSAL_OFF_TITLE = "Decoder self-attention, causal mask OFF"  # teacher forcing with Causal mask OFF
-
-
-def view_title(result, kind: str) -> str:
-    """The view's name in titles: :data:`KIND_TITLES`, except the decoder self-attention of a
-    teacher-forced pass run without the causal mask (``result.causal`` False), which was not masked."""
-    if kind == "decoder" and not getattr(result, "causal", True):
-        return CAUSAL_OFF_TITLE
-    return KIND_TITLES[kind]
 
 
 @dataclass
@@ -53,8 +40,8 @@ class MapData:
 
 @dataclass
 class ViewData(MapData):
-    """A view ``kind``'s maps: weights ``[L, H, rows, cols]`` (or ``[n_masks, 1, rows, cols]`` for
-    masks), the mask used ``[rows, cols]`` (True = masked), axis tokens and labels."""
+    """A view ``kind``'s maps (``kind``: a name in :mod:`gui.state.view_kinds`): weights
+    ``[L, H, rows, cols]``, the mask used ``[rows, cols]`` (True = masked), axis tokens and labels."""
 
     kind: str
 
@@ -106,40 +93,49 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     return out
 
 
-def view_at(result: Translation, k: int, kind: str) -> ViewData:
-    """Heatmap data of ``kind`` at step ``k``. The mask is what the query could not see: the mask
-    the model was given, or (decoder, KV cache) a key not computed yet. Raises ValueError for an
-    unknown kind."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown view {kind!r}; choose one of {', '.join(KINDS)}")
-    m = result.maps.truncated(k)
-    src, tgt = m.src_tokens, m.tgt_tokens
+def _masks_used(result: Translation, k: int, m):
+    """The masks of the three attentions at step ``k`` as the maps are drawn with them (bool,
+    True = masked): encoder ``[S, S]``, decoder ``[T, T]`` (also True where a key was not
+    computed yet under the KV cache) and cross ``[T, S]``. ``m``: ``result.maps.truncated(k)``."""
     if m.applied is None:  # a result without recorded masks: the masks as the maps define them
-        enc_mask, dec_mask, cross_mask = m.encoder_mask.numpy(), m.decoder_self_mask.numpy(), m.cross_mask.numpy()
-    else:
-        masks = masks_at(result, k)
-        enc_mask = np.broadcast_to(masks["encoder"][None, :], (len(src), len(src)))
-        dec_mask, cross_mask = masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
-    if kind == "encoder":
-        return ViewData(m.encoder_self.numpy(), enc_mask, src, src, "source query", "source key", kind=kind)
-    if kind == "decoder" and not getattr(result, "causal", True):
+        return m.encoder_mask.numpy(), m.decoder_self_mask.numpy(), m.cross_mask.numpy()
+    masks = masks_at(result, k)
+    s = len(m.src_tokens)
+    enc_mask = np.broadcast_to(masks["encoder"][None, :], (s, s))
+    return enc_mask, masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
+
+
+def encoder_view(result: Translation, k: int) -> MapData:
+    """Encoder self-attention ``[L, H, S, S]`` with its key mask (the same at every step)."""
+    m = result.maps.truncated(k)
+    src = m.src_tokens
+    return MapData(m.encoder_self.numpy(), _masks_used(result, k, m)[0], src, src, "source query", "source key")
+
+
+def decoder_view(result: Translation, k: int) -> MapData:
+    """Decoder self-attention at step ``k``: ``[L, H, k, k]`` (KV cache: a key not computed yet
+    is masked); for teacher forcing without the causal mask ``[L, H, k, T]``, unmasked."""
+    m = result.maps.truncated(k)
+    tgt = m.tgt_tokens
+    if not getattr(result, "causal", True):
         # teacher forcing without the causal mask: query row t saw all T keys, future included
         full = result.maps
         t_all = full.decoder_self.shape[-1]
-        return ViewData(
+        return MapData(
             full.decoder_self[:, :, :k].numpy(),
             np.zeros((k, t_all), dtype=bool),
             tgt,
             list(full.tgt_tokens),
             "target query",
             "target key (all T)",
-            kind=kind,
         )
-    if kind == "decoder":
-        return ViewData(m.decoder_self.numpy(), dec_mask, tgt, tgt, "target query", "target key", kind=kind)
-    if kind == "cross":
-        return ViewData(m.cross.numpy(), cross_mask, tgt, src, "target query", "source key", kind=kind)
-    raise ValueError("the masks view has its own cells: use mask_cells()")
+    return MapData(m.decoder_self.numpy(), _masks_used(result, k, m)[1], tgt, tgt, "target query", "target key")
+
+
+def cross_view(result: Translation, k: int) -> MapData:
+    """Cross-attention (decoder → encoder) at step ``k``: ``[L, H, k, S]`` with the mask given."""
+    m = result.maps.truncated(k)
+    return MapData(m.cross.numpy(), _masks_used(result, k, m)[2], m.tgt_tokens, m.src_tokens, "target query", "source key")
 
 
 def mask_state(mask: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from core.decoding.live import LiveState, complete_state
 from core.decoding.translate import BeamRow, Translation
+from gui.state import view_kinds
 from gui.state.result_warnings import result_warnings
-from gui.state.view_data import KINDS, step_text
+from gui.state.view_data import step_text
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class ViewModel:
     def __init__(self) -> None:
         self.state: LiveState | None = None
         self.step = 0
-        self.kind = "cross"
+        self.kind = view_kinds.DEFAULT
         self.selected = (0, 0)
         self.derived: tuple | None = None  # a derived cell enlarged instead: ("mean", layer) or ("rollout", 0)
         self.head_before_masks = (0, 0)  # the (layer, head) to show again when the Masks view is left
@@ -110,16 +111,16 @@ class ViewModel:
         return self.step
 
     def set_kind(self, kind: str) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"unknown view {kind!r}; choose one of {', '.join(KINDS)}")
-        if kind == "masks" and self.kind != "masks":
+        """Show view ``kind`` (a name in :mod:`gui.state.view_kinds`; ValueError for another)."""
+        new, old = view_kinds.get(kind), view_kinds.get(self.kind)
+        if new.is_masks and not old.is_masks:
             self.head_before_masks = tuple(self.selected)  # the Masks view uses selected as a mask index
             self.selected = (0, 0)
-        elif kind != "masks" and self.kind == "masks":
+        elif not new.is_masks and old.is_masks:
             self.selected = self.head_before_masks  # back to the head shown before (V in Present cycles through Masks)
         self.kind = kind
-        if kind == "masks" or (kind != "encoder" and self.derived and self.derived[0] == "rollout"):
-            self.derived = None  # the rollout exists for the encoder only
+        if self.derived and self.derived[0] not in new.derived:
+            self.derived = None  # e.g. the rollout exists for the encoder only; the masks have no derived cells
         self._changed()
 
     def select(self, layer: int, head: int) -> None:

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gui.state import derived as dv
-from gui.state.view_data import KIND_TITLES, MASK_TITLES, ViewData, mask_cells, view_at, view_title
+from gui.state import view_kinds
+from gui.state.view_data import MASK_TITLES, ViewData, mask_cells
+from gui.state.view_kinds import view_at, view_title
 
 
 @dataclass
@@ -62,7 +64,7 @@ class GridSpec:
 def clamped(vm) -> tuple[int, int]:
     """The selected (layer, head), or (mask index, 0) in the Masks view, clamped to the result."""
     r, k = vm.result, vm.step
-    if vm.kind == "masks":
+    if view_kinds.get(vm.kind).is_masks:
         return max(0, min(vm.selected[0], len(mask_cells(r, k)) - 1)), 0
     n_layers, n_heads = view_at(r, k, vm.kind).weights.shape[:2]
     return max(0, min(vm.selected[0], n_layers - 1)), max(0, min(vm.selected[1], n_heads - 1))
@@ -77,10 +79,12 @@ def grid_titles(kind: str, n_layers: int, n_heads: int) -> tuple[list[str], int]
     """The titles of a view's grid cells and its number of columns, from the model's shape alone
     (what :func:`grid_spec` will show): heads "L1 H1" …, each layer's mean, the encoder's
     rollout; or the four masks two per row. Lets the grid be laid out before a result exists."""
-    if kind == "masks":
+    view = view_kinds.get(kind)
+    if view.is_masks:
         return list(MASK_TITLES), 2
     heads = [f"L{li + 1} H{hi + 1}" for li in range(n_layers) for hi in range(n_heads)]
-    derived = [dv.mean_title(li) for li in range(n_layers)] + ([dv.ROLLOUT_TITLE] if kind == "encoder" else [])
+    derived = [dv.mean_title(li) for li in range(n_layers)] if "mean" in view.derived else []
+    derived += [dv.ROLLOUT_TITLE] if "rollout" in view.derived else []
     return heads + derived, n_heads
 
 
@@ -90,7 +94,7 @@ def grid_spec(vm) -> GridSpec | None:
     r, k = vm.result, vm.step
     if r is None:
         return None
-    if vm.kind == "masks":
+    if view_kinds.get(vm.kind).is_masks:
         cells = [Cell(t, np.nan_to_num(x), np.isnan(x), (j, 0)) for j, (t, x, _, _) in enumerate(mask_cells(r, k))]
         return GridSpec(cells, 2, clamped(vm))
     v = view_at(r, k, vm.kind)
@@ -109,7 +113,8 @@ def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
     r, k = vm.result, vm.step
     if r is None:
         return None
-    if vm.kind == "masks":
+    view = view_kinds.get(vm.kind)
+    if view.is_masks:
         i = clamped(vm)[0]
         title, x, rows, cols = mask_cells(r, k)[i]
         return MapSpec(x, None, rows, cols, title, "", "", (i, 0), mask_picture=True)
@@ -132,8 +137,8 @@ def enlarged_spec(vm, presenter: bool = False) -> MapSpec | None:
     n_layers, n_heads = v.weights.shape[:2]
     if presenter:
         title = f"{view_title(r, vm.kind)} — layer {layer + 1} / {n_layers}, head {head + 1} / {n_heads}"
-    elif k == 0 and vm.kind != "encoder":
-        title = f"{KIND_TITLES[vm.kind]}: no decoder step yet — press Step ▶ (→)"
+    elif k == 0 and view.follows_steps:
+        title = f"{view.title}: no decoder step yet — press Step ▶ (→)"
     else:
         title = f"{view_title(r, vm.kind)} — layer {layer + 1}, head {head + 1}"
     return MapSpec(

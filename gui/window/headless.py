@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 
+from core.transformer.kinds import KINDS as ATTENTION_KINDS
+
 PANELS = ("ablate", "compare", "inside", "positional")
 WAIT_S = 120.0
 
@@ -27,7 +29,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--ablate-kind",
-        choices=["enc", "dec", "cross"],
+        choices=list(ATTENTION_KINDS),
         default="enc",
         help="with --ablate: encoder self (default), decoder self or cross-attention",
     )

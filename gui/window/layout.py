@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.device import cpu_bf16_native
-from gui.state.view_data import KIND_TITLES, KINDS
+from gui.state import view_kinds
 from gui.widgets.controls import InputPanel, StepControls
 from gui.widgets.fence import fenced
 from gui.widgets.fonts import WrappedLabel, scrolling
@@ -100,9 +100,9 @@ def build_widgets(win) -> None:
     cv = QtWidgets.QVBoxLayout(center)
     cv.setContentsMargins(4, 4, 2, 4)
     win.view_selector = QtWidgets.QComboBox()
-    win.view_selector.addItems([KIND_TITLES[k] for k in KINDS])
-    win.view_selector.setCurrentIndex(KINDS.index(win.kind))
-    win.view_selector.currentIndexChanged.connect(lambda i: win.set_view(KINDS[i]))
+    win.view_selector.addItems([v.title for v in view_kinds.all_kinds()])
+    win.view_selector.setCurrentIndex(view_kinds.names().index(win.kind))
+    win.view_selector.currentIndexChanged.connect(lambda i: win.set_view(view_kinds.names()[i]))
     win.grid = HeadGrid(win.cmap)
     win.grid.clicked.connect(win.cell_clicked)
     cv.addWidget(win.view_selector)

@@ -20,15 +20,15 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.errors import StudioError
+from gui.state import view_kinds
 from gui.state.lecture import Lecture, LectureStep, check_lecture
 from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
-from gui.state.view_data import view_at
+from gui.state.view_kinds import view_at
 from gui.window.lecture_inputs import fill_inputs, select_view
 from gui.window.lecture_screen import LectureScreen
 
 NEXT_KEYS = (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_PageDown)
 PREVIOUS_KEYS = (QtCore.Qt.Key.Key_Left, QtCore.Qt.Key.Key_PageUp)
-CORE_KIND = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 
 
 # ---------------------------------------------------------------------------------------------- the driver
@@ -172,7 +172,7 @@ class LectureDriver(QtCore.QObject):
         ip.query.setValue(step.query)
         ip.refresh()
         row = np.asarray(view_at(win.vm.result, win.vm.step, win.vm.kind).weights[step.layer - 1, step.head - 1, step.query - 1])
-        want = (CORE_KIND[step.view], step.layer, step.head, step.query)
+        want = (view_kinds.get(step.view).core_kind, step.layer, step.head, step.query)
 
         def ready() -> bool:
             st = ip.step

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6 import QtWidgets
 
 from core.decoding.strategy import DecodingStrategy
+from gui.state import view_kinds
 from gui.state.lecture import LectureError, LectureStep
 from gui.state.lecture_toml import append_step
 
@@ -32,7 +33,7 @@ def fill_inputs(win, step: LectureStep) -> None:
 def select_view(win, step: LectureStep) -> None:
     """Show ``step``'s view and enlarge its head (or its mask in the Masks view)."""
     win.set_view(step.view)
-    if step.view == "masks":
+    if view_kinds.get(step.view).is_masks:
         win.select(step.mask - 1, 0)
     else:
         win.select(step.layer - 1, step.head - 1)
@@ -55,7 +56,7 @@ def step_from_window(win) -> LectureStep:
     step.beam = win.inputs.beam_size()
     step.decoding = "greedy" if step.beam == 1 else "beam"
     step.view = vm.kind
-    if vm.kind == "masks":
+    if view_kinds.get(vm.kind).is_masks:
         step.mask = vm.selected[0] + 1
     else:
         step.layer, step.head = vm.selected[0] + 1, vm.selected[1] + 1

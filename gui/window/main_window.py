@@ -12,7 +12,8 @@ from core.decoding.translate import Translation
 from gui.panels import registry
 from gui.panels.context import PanelContext, Style
 from gui.state import derived as dv
-from gui.state.view_data import KINDS, masks_at
+from gui.state import view_kinds
+from gui.state.view_data import masks_at
 from gui.state.view_model import ViewModel
 from gui.state.view_spec import clamped, enlarged_spec, grid_spec, grid_titles
 from gui.widgets.colormap import Colormap
@@ -177,7 +178,7 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
         self.inputs.device.blockSignals(False)
         self.status.showMessage(self.model_info)
         if self.prepare_ahead:  # the view shown first: its grid is the placeholder until a result comes
-            kinds = tuple(sorted(KINDS, key=lambda kind: kind != self.kind))
+            kinds = tuple(sorted(view_kinds.names(), key=lambda kind: kind != self.kind))
             QtCore.QTimer.singleShot(0, self, lambda c=c: self.prepare_grids(c, kinds))  # after this slot: the window stays live
         if self.translate_when_loaded and self.inputs.text.text().strip():
             self.translate_when_loaded = False
@@ -188,11 +189,13 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
         """The newest job of the "translate" queue (translations and live commands)."""
         return self.worker.jobs.latest(TRANSLATE)
 
-    def prepare_grids(self, config, kinds: tuple = KINDS) -> None:
+    def prepare_grids(self, config, kinds: tuple | None = None) -> None:
         """Lay out the grid of each view in ``kinds`` for a model of ``config``'s shape ahead of
         its first result (building a 6 × 8 grid takes hundreds of ms; filling it, a few): one
         layout per event-loop turn, and none while a translation is being computed (the GUI
-        thread stays free for it; a result lays out what it needs itself)."""
+        thread stays free for it; a result lays out what it needs itself). ``kinds``: view names
+        (default: every view)."""
+        kinds = view_kinds.names() if kinds is None else kinds
         if (
             not kinds
             or self.live.pending is not None
@@ -201,7 +204,7 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
         ):
             return
         kind = kinds[0]
-        n_layers = config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+        n_layers = view_kinds.get(kind).n_layers(config)
         self.grid.prepare(*grid_titles(kind, n_layers, config.n_heads), show=self.result is None and kind == self.kind)
         QtCore.QTimer.singleShot(0, self, lambda: self.prepare_grids(config, kinds[1:]))
 
@@ -293,15 +296,15 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
 
     # ---------- drawing ----------
     def set_view(self, kind: str) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"unknown view {kind!r}")
+        """Show view ``kind`` (a name in :mod:`gui.state.view_kinds`). Raises ValueError for another."""
+        view = view_kinds.get(kind)
         self.vm.set_kind(kind)
         self.view_selector.blockSignals(True)
-        self.view_selector.setCurrentIndex(KINDS.index(kind))
+        self.view_selector.setCurrentIndex(view_kinds.names().index(kind))
         self.view_selector.blockSignals(False)
         ck = self.worker.checkpoint
         if self.result is None and ck is not None:  # no result yet: the placeholder takes this view's shape
-            n_layers = ck.config.n_encoder_layers if kind == "encoder" else ck.config.n_decoder_layers
+            n_layers = view.n_layers(ck.config)
             self.grid.prepare(*grid_titles(kind, n_layers, ck.config.n_heads), show=True)
         self.redraw()
 
@@ -335,15 +338,15 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
         self.step_label.setText(self.vm.step_description())
         self.topk.set_candidates(*self.vm.candidates())
         self.masks.set_masks(masks_at(r, k), r.maps.src_tokens, r.maps.tgt_tokens[:k])
-        masks = self.kind == "masks"
+        masks = view_kinds.get(self.kind).is_masks
         self._apply_colormap(MASK_CMAP if masks else self.cmap)
         self.grid_caption.setText(MASKS_CAPTION if masks else GRID_CAPTION)
         grid = grid_spec(self.vm)  # what is drawn: gui/state/view_spec.py
         self.vm.settle(clamped(self.vm), {c.key for c in grid.cells if dv.is_derived(c.key)})
         # Encoder maps do not change while the decoder steps: skip redrawing identical images.
         # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
-        source = r.maps.encoder_self if self.kind == "encoder" else r.maps
-        drawn = (source, self.kind, 0 if self.kind == "encoder" else k, self.vm.selected, self.vm.derived, id(self.cmap))
+        source, step = view_kinds.get(self.kind).drawn_key(r, k)
+        drawn = (source, self.kind, step, self.vm.selected, self.vm.derived, id(self.cmap))
         if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
             return
         self._drawn = drawn
@@ -392,7 +395,7 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
             panel.set_colormap(self.cmap)
         if self.present_window is not None:
             self.present_window.refresh()
-        if self.kind != "masks":
+        if not view_kinds.get(self.kind).is_masks:
             self._apply_colormap(self.cmap)
 
     def _apply_colormap(self, cmap: Colormap) -> None:

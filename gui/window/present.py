@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from gui.state.view_data import KINDS, mask_cells, view_at
+from gui.state import view_kinds
+from gui.state.view_data import mask_cells
+from gui.state.view_kinds import view_at
 from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
@@ -118,12 +120,13 @@ class PresentWindow(QtWidgets.QWidget):
     def _cycle(self, what: str, delta: int) -> None:
         win, vm = self.win, self.win.vm
         if what == "kind":
-            win.set_view(KINDS[(KINDS.index(vm.kind) + delta) % len(KINDS)])
+            names = view_kinds.names()
+            win.set_view(names[(names.index(vm.kind) + delta) % len(names)])
             return
         r = vm.result
         if r is None:
             return
-        if vm.kind == "masks":
+        if view_kinds.get(vm.kind).is_masks:
             if what == "mean":
                 return  # masks have no mean over heads
             n = len(mask_cells(r, vm.step))

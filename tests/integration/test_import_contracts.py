@@ -334,18 +334,24 @@ def test_planted_gui_violations_are_caught(tmp_path):
 
 
 def test_one_name_for_each_attention_kind():
-    """The attention kinds are named once (core.transformer.kinds); every layer uses those names."""
+    """The attention kinds are named once (core.transformer.kinds); every layer uses those names,
+    and the app's views map to them in one registry (gui.state.view_kinds), not in core."""
     from core.analysis import head_stats
-    from core.transformer import ablation
-    from core.transformer.kinds import KINDS, VIEW_TO_KIND, AttentionKind
-    from gui.panels import inside as inside_panel
-    from gui.state import compare_data, derived
+    from core.transformer import ablation, kinds
+    from core.transformer.kinds import KINDS, AttentionKind
+    from gui.state import view_kinds
 
     assert KINDS == ("enc", "dec", "cross") and AttentionKind.DEC == "dec"
-    assert AttentionKind.from_view("cross") is AttentionKind.CROSS and AttentionKind.ENC.view == "encoder"
     assert head_stats.KINDS is KINDS and ablation.KINDS is KINDS
-    assert derived.CORE_KIND is compare_data.CORE_KIND is inside_panel.CORE_KIND is VIEW_TO_KIND
+    assert not hasattr(kinds, "VIEW_TO_KIND") and not hasattr(AttentionKind, "from_view")
+    assert {v.name: v.core_kind for v in view_kinds.all_kinds()} == {
+        "encoder": "enc",
+        "decoder": "dec",
+        "cross": "cross",
+        "masks": None,
+    }
+    assert view_kinds.for_attention(AttentionKind.CROSS).name == "cross"
     import pytest
 
-    with pytest.raises(ValueError, match="not an attention view"):
-        AttentionKind.from_view("masks")
+    with pytest.raises(ValueError, match="the masks view has its own cells"):
+        view_kinds.view_at(None, 0, "masks")
