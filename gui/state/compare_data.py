@@ -28,8 +28,8 @@ class HeadMap(MapData):
 
 
 def head_map(result: Translation, kind: str, layer: int, head: int, label: str = "") -> HeadMap:
-    """The map of ``kind`` ("encoder", "decoder", "cross"), 0-based ``layer``/``head``, after the
-    whole output of ``result`` (every decoder step).
+    """The map of view ``kind`` (an attention view of :mod:`gui.state.view_kinds`), 0-based
+    ``layer``/``head``, after the whole output of ``result`` (every decoder step).
 
     Raises:
         InputError: the layer or head does not exist in this run's model (message 1-based).

@@ -103,16 +103,25 @@ def enlarged_title(kind: str, d: DerivedMap, result=None) -> str:
     return f"{name} — layer {d.key[1] + 1}, mean over heads {DERIVED}"
 
 
+def _core_kind(kind: str) -> str:
+    """The attention kind ("enc", "dec", "cross") view ``kind`` shows. Raises ValueError for a view
+    without heads (the masks)."""
+    core = view_kinds.get(kind).core_kind
+    if core is None:
+        raise ValueError(f"the {kind} view has no attention heads")
+    return core
+
+
 def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:
     """``[rows]`` bool: False where the query is a padding position (as :func:`head_stats.kind_masks`)."""
-    return head_stats.kind_masks(result.maps.truncated(k), view_kinds.get(kind).core_kind)[2].numpy().astype(bool)
+    return head_stats.kind_masks(result.maps.truncated(k), _core_kind(kind))[2].numpy().astype(bool)
 
 
 def head_rows(result: Translation, k: int, kind: str) -> list[head_stats.HeadStats]:
     """The head table of one view kind at step ``k`` (layer, head order; 1-based), from
     :func:`head_stats.head_table` on the maps the model computed up to that step; empty while the
     view has no query or no key (decoder and cross before the first step)."""
-    maps, core_kind = result.maps.truncated(k), view_kinds.get(kind).core_kind
+    maps, core_kind = result.maps.truncated(k), _core_kind(kind)
     if 0 in head_stats.kind_masks(maps, core_kind)[0].shape[-2:]:
         return []  # head_table cannot index an empty key axis (core: sink_keys is a float tensor then)
     return head_stats.head_table(maps, core_kind)

@@ -22,6 +22,7 @@ from gui.state.view_data import CAUSAL_OFF_TITLE, MapData, ViewData, cross_view,
 
 if TYPE_CHECKING:
     from core.decoding.translate import Translation
+    from core.transformer.config import ModelConfig
 
 #: a derived cell a view can have: the mean over heads per layer, the attention rollout
 DERIVED_CELLS = ("mean", "rollout")
@@ -72,23 +73,23 @@ class ViewKind:
         at step 0); False for the encoder's, computed once per sentence."""
         return self.attention is not AttentionKind.ENC
 
-    def n_layers(self, config) -> int:
-        """Layers of its stack in a model of ``config`` (ModelConfig): the encoder's or the decoder's."""
-        return config.n_encoder_layers if self.attention is AttentionKind.ENC else config.n_decoder_layers
+    def n_layers(self, config: ModelConfig) -> int:
+        """Layers of its stack in a model of ``config``: the encoder's or the decoder's."""
+        return int(config.n_encoder_layers if self.attention is AttentionKind.ENC else config.n_decoder_layers)
 
     @property
     def stack(self) -> str:
         """ "encoder" or "decoder": whose layers it shows (in messages)."""
         return "encoder" if self.attention is AttentionKind.ENC else "decoder"
 
-    def title_of(self, result) -> str:
+    def title_of(self, result: Translation | None) -> str:
         """Its title for ``result`` (a Translation or None): :attr:`causal_off_title` for a
         teacher-forced pass without the causal mask (``result.causal`` False), else :attr:`title`."""
         if self.causal_off_title is not None and not getattr(result, "causal", True):
             return self.causal_off_title
         return self.title
 
-    def drawn_key(self, result, k: int) -> tuple:
+    def drawn_key(self, result: Translation, k: int) -> tuple[object, int]:
         """What its picture at step ``k`` depends on: ``(tensor or maps, step)``; the tensor is held
         itself (a live state's new objects could reuse an id). Encoder maps do not change while the
         decoder steps: their key is the encoder's tensor and step 0."""
@@ -176,7 +177,7 @@ def view_at(result: Translation, k: int, kind: str) -> ViewData:
     return ViewData(**{f.name: getattr(m, f.name) for f in fields(MapData)}, kind=v.name)
 
 
-def view_title(result, kind: str) -> str:
+def view_title(result: Translation | None, kind: str) -> str:
     """The view's name in titles (:meth:`ViewKind.title_of`)."""
     return get(kind).title_of(result)
 
