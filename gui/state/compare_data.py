@@ -97,7 +97,7 @@ class Comparison:
     @property
     def max_abs(self) -> float:
         """Largest |B − A| over cells masked in neither run (0.0 without a difference map)."""
-        if self.diff is None:
+        if self.diff is None or self.diff_mask is None:
             return 0.0
         open_cells = self.diff[~self.diff_mask]
         return float(np.abs(open_cells).max()) if open_cells.size else 0.0

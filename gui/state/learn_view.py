@@ -66,7 +66,7 @@ def enlarged_key(snapshot: Snapshot, kind: str, chosen: tuple[int, int] | None, 
     ev = snapshot.evaluation
     n_layers, n_heads = ev.maps.cross.shape[:2]
     if follow_best and kind == "cross" and ev.best_head is not None:
-        return tuple(ev.best_head)
+        return (ev.best_head[0], ev.best_head[1])
     if chosen is None:
         return (n_layers - 1, 0)
     return (min(chosen[0], n_layers - 1), min(chosen[1], n_heads - 1))

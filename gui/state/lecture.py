@@ -242,7 +242,7 @@ def read_step(number: int, table) -> LectureStep:
     step.pad_to = _at_least(step, "pad_to", get("pad_to"), 1)
     step.query = _at_least(step, "query", get("query"), 1, " (queries are numbered from 1)")
     step.force_at = _at_least(step, "force_at", get("force_at"), 1, " (decoder steps are numbered from 1)")
-    step.causal_mask = True if get("causal_mask") is None else get("causal_mask")
+    step.causal_mask = True if get("causal_mask") is None else bool(get("causal_mask"))
     step.ablate_kind = _one_of(step, "ablate_kind", get("ablate_kind"), ABLATE_KINDS) or "enc"
     decoding = _one_of(step, "decoding", get("decoding"), DECODINGS)
     beam = get("beam")

@@ -65,10 +65,10 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     m = result.maps.truncated(k)
     t, s = len(m.tgt_tokens), len(m.src_tokens)
     a = m.applied
-    out = {
+    out: dict[str, np.ndarray] = {
         "src_key_padding": m.src_key_padding_mask.numpy(),
         "tgt_key_padding": m.tgt_key_padding_mask.numpy(),
-        "recorded": np.bool_(a is not None),
+        "recorded": np.asarray(a is not None),
     }
     if a is None:
         out.update(
@@ -78,7 +78,7 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
             cross=np.zeros((t, s), bool),
             cross_given=np.zeros(t, bool),
             encoder=np.zeros(s, bool),
-            encoder_given=np.bool_(False),
+            encoder_given=np.asarray(False),
         )
         return out
     out.update(
@@ -88,7 +88,7 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
         cross=a.cross.numpy(),
         cross_given=a.cross_given.numpy(),
         encoder=np.zeros(s, bool) if a.encoder is None else a.encoder[0].numpy(),
-        encoder_given=np.bool_(a.encoder is not None),
+        encoder_given=np.asarray(a.encoder is not None),
     )
     return out
 

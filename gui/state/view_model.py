@@ -114,7 +114,7 @@ class ViewModel:
         """Show view ``kind`` (a name in :mod:`gui.state.view_kinds`; ValueError for another)."""
         new, old = view_kinds.get(kind), view_kinds.get(self.kind)
         if new.is_masks and not old.is_masks:
-            self.head_before_masks = tuple(self.selected)  # the Masks view uses selected as a mask index
+            self.head_before_masks = (self.selected[0], self.selected[1])  # the Masks view uses selected as a mask index
             self.selected = (0, 0)
         elif not new.is_masks and old.is_masks:
             self.selected = self.head_before_masks  # back to the head shown before (V in Present cycles through Masks)
@@ -239,7 +239,7 @@ class ViewModel:
         if self.step > len(r.steps):
             return f"step {self.step} / {self.n_steps}: [PAD] (this sentence ended; the batch goes on)"
         text = step_text(r, self.step)
-        if self.live and not self.state.finished:  # the total is not known while decoding
+        if self.live and self.state is not None and not self.state.finished:  # the total is not known while decoding
             text = text.replace(f"step {self.step} / {len(r.steps)}", f"step {self.step} (decoding live)", 1)
         return text
 
@@ -274,6 +274,7 @@ class ViewModel:
         return [
             ReferenceRow(i + 1, s.token, math.exp(s.logprob), s.argmax or "", s.argmax == s.token, float(s.running_loss))
             for i, s in enumerate(r.steps[: self.step])
+            if s.logprob is not None and s.running_loss is not None  # (teacher forcing fills both at every step)
         ]
 
     def loss_text(self) -> str:
@@ -306,7 +307,7 @@ class ViewModel:
         if r is None or not r.beam_trace or self.step == 0:
             return []
         k = max(1, min(self.step, len(r.beam_trace)))
-        path = st.path
+        path = st.path if st is not None else []
         out = []
         for row in r.beam_trace[k - 1]:
             if not row.finished:
