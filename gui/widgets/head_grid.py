@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_spec import Cell
 from gui.widgets.colormap import Colormap
@@ -89,6 +89,10 @@ class HeadGrid(pg.GraphicsLayoutWidget):
         self.cmap = cmap
         self.ci.setSpacing(2)
         no_background_cache(self)
+        # No BSP index: after a beam path was chosen, switching views left a removed layout's items in
+        # the scene's index, still drawn under the new one (rows and titles overlapping, exported so).
+        # A grid is a few hundred items, all on screen: an index saves nothing here.
+        self.scene().setItemIndexMethod(QtWidgets.QGraphicsScene.ItemIndexMethod.NoIndex)
         self._layouts: dict[tuple, _Layout] = {}  # grid shape -> its built layout (kept: switching is cheap)
         self._cur = _Layout(self.ci)
         self.keys: list[tuple] = []

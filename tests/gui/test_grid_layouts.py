@@ -59,3 +59,42 @@ def test_before_a_first_result_the_grid_placeholder_has_the_shape_of_the_view_sh
     type_and_translate(qtbot, win)
     assert tuple(id(v) for v in win.grid.views) == placeholder  # the result filled the placeholder's own layout
     assert [c.title for c in grid_spec(win.vm).cells] == titles("cross")[0]
+
+
+def test_after_choosing_beam_paths_a_view_switch_leaves_no_old_layout_drawn(qtbot):
+    """A beam-4 result whose other hypotheses were clicked, then another view: the layout shown
+    before was removed from the scene but stayed in its BSP index and was still drawn under the
+    new one (rows and titles overlapping; File → Export head grid saved it so). Nothing but the
+    shown layout may be drawn in the grid."""
+    from PySide6 import QtCore, QtGui
+
+    from tests.support import shipped
+    from tests.support.gui import do
+
+    win = open_window(qtbot, shipped(), size=(1280, 720))
+    try:
+        win.inputs.beam.setValue(4)
+        win.inputs.decoding.setCurrentIndex(1)  # beam search
+        for text in ("디코더는 인코더의 출력을 봅니다.", "어제 친구와 함께 재미있는 영화를 봤어요."):
+            win.inputs.text.setText(text)
+            do(qtbot, win, win.translate)
+            do(qtbot, win, win.controls.end_button.click)
+        table = win.live.beam.table
+        assert win.result.mode == "beam" and table.rowCount() > 3
+        for row in (1, 3):  # other hypotheses: path commands
+            do(qtbot, win, lambda row=row: table.cellClicked.emit(row, 1))
+        win.set_view("encoder")
+        qtbot.wait(100)
+        scene, area = win.grid.scene(), win.grid.sceneRect()
+        assert all(item.scene() is scene for item in scene.items(area))  # no removed item left in the index
+        win.grid.ci.hide()  # the shown layout away: nothing else may be drawn
+        img = QtGui.QImage(int(area.width()), int(area.height()), QtGui.QImage.Format.Format_RGB32)
+        img.fill(QtGui.QColor("white"))
+        painter = QtGui.QPainter(img)
+        scene.render(painter, QtCore.QRectF(img.rect()), area)
+        painter.end()
+        win.grid.ci.show()
+        bits = img.constBits()
+        assert set(bytes(bits)) <= {0xFF}, "items of a removed layout are still drawn"
+    finally:
+        win.close()
