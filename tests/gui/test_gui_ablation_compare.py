@@ -265,7 +265,7 @@ def test_colour_map_and_scale_restyle_the_tab_maps(qtbot, window, second_checkpo
     lut = pg.colormap.get("cividis").getLookupTable(nPts=256)
     for m in (c.maps.a, c.maps.b, p.maps.a, p.maps.b):
         np.testing.assert_array_equal(np.asarray(m.image.lut), lut)
-    np.testing.assert_array_equal(np.asarray(c.maps.diff.image.lut), DIVERGING.getLookupTable(nPts=256))
+    np.testing.assert_array_equal(np.asarray(c.maps.diff.image.lut), DIVERGING.lookup_table(256))
     diff_levels = c.maps.diff.levels
     display.set_scale(window, "per-map")
     for m, hm in ((c.maps.a, c.comparison.a), (c.maps.b, c.comparison.b)):
