@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=AdaptOptions().steps)
     p.add_argument("--lr-scale", type=float, default=AdaptOptions().lr_scale)
     p.add_argument("--replay", type=float, default=AdaptOptions().replay)
+    p.add_argument("--base-weight", type=float, default=AdaptOptions().base_weight)
+    p.add_argument("--freeze-embeddings", action="store_true")
+    p.add_argument("--replay-own", action="store_true")
     p.add_argument(
         "--threads", type=int, default=1, help="torch threads (default 1: on a shared CPU more threads wait on each other)"
     )
@@ -86,7 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     heldout = read_aligned(args.heldout + ".ko", args.heldout + ".en") if args.heldout else None
     before = measure(args.checkpoint, pairs, paraphrases, heldout)
     with tempfile.TemporaryDirectory() as tmp:
-        opts = AdaptOptions(steps=args.steps, lr_scale=args.lr_scale, replay=args.replay)
+        opts = AdaptOptions(
+            steps=args.steps,
+            lr_scale=args.lr_scale,
+            replay=args.replay,
+            base_weight=args.base_weight,
+            train_embeddings=not args.freeze_embeddings,
+            replay_own=args.replay_own,
+        )
         r = adapt(args.checkpoint, pairs, Path(tmp) / "adapted", "bench-adapted", opts, source=PAIRS.name)
         after = measure(str(r.path), pairs, paraphrases, heldout)
     print(f"adapt: {r.steps} updates in {r.seconds:.1f} s (load and save included); loss {r.losses[0]:.3f} -> {r.losses[-1]:.3f}")

@@ -50,22 +50,35 @@ class AdaptOptions:
     (peak rate ``lr_scale · d_model^-0.5 · warmup^-0.5`` at update ``warmup``; the last half of the
     updates cool down linearly to 0). ``replay``: replay pairs per update for each user pair (0:
     none). ``label_smoothing``, ``clip``: as in training. ``seed``: batches and dropout.
-    ``threads``: 0 keeps torch's setting."""
+    ``threads``: 0 keeps torch's setting. ``base_weight`` w: after the updates every weight becomes
+    (1 − w)·adapted + w·base, an element-wise mean of the two models as checkpoint averaging makes
+    (weight-space ensembling, Wortsman et al. 2022, "Robust fine-tuning of zero-shot models"): it
+    keeps more of what the base could translate; 0 keeps the adapted weights.
+    ``train_embeddings``: False keeps the token embeddings (and the output projection tied to them)
+    as they are, so the adapted words are not made more probable everywhere. ``replay_own``: the
+    replay pairs' targets are the checkpoint's own greedy translations of their sources instead of
+    their references (sequence-level self-distillation, Kim & Rush 2016): the replay then asks the
+    model to keep translating as it did, not to learn the references."""
 
-    steps: int = 60
+    steps: int = 30
     warmup: int = 10
-    lr_scale: float = 0.5
+    lr_scale: float = 0.05
     replay: float = 1.0
     label_smoothing: float = 0.1
     clip: float = 1.0
     seed: int = 1
     threads: int = 0
+    base_weight: float = 0.0
+    train_embeddings: bool = True
+    replay_own: bool = False
 
     def validate(self) -> None:
         if not 1 <= self.steps <= MAX_STEPS:
             raise InputError(f"steps must be 1 to {MAX_STEPS}, got {self.steps}")
         if self.warmup < 1 or self.lr_scale <= 0 or self.replay < 0:
             raise InputError("warmup must be >= 1, lr_scale > 0 and replay >= 0")
+        if not 0.0 <= self.base_weight < 1.0:
+            raise InputError(f"base_weight must be in [0, 1), got {self.base_weight}")
 
 
 @dataclass
@@ -151,10 +164,19 @@ def adapt(
     mine = encode_pairs(pairs, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)
     if len(mine) < len(pairs):
         raise InputError(f"{len(pairs) - len(mine)} pair(s) are longer than the model's {c.max_len} tokens")
+    if replay and opts.replay_own:
+        from core.evaluation.evaluate import translate_corpus
+
+        own = translate_corpus(ckpt, [ko for ko, _ in replay])
+        replay = [(ko, en) for (ko, _), en in zip(replay, own) if en.strip()]
     general = encode_pairs(replay, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)
     if opts.threads:
         torch.set_num_threads(opts.threads)
     model = ckpt.model.train()
+    base_state = {k: v.detach().clone() for k, v in model.state_dict().items()} if opts.base_weight else None
+    if not opts.train_embeddings:
+        for module in (model.src_embed, model.tgt_embed, model.generator):
+            module.weight.requires_grad_(False)
     opt = make_optimizer(model)
     sched = Schedule(c.d_model, opts.warmup, opts.lr_scale, opts.steps, cooldown=opts.steps // 2)
     rng = random.Random(opts.seed)
@@ -175,6 +197,13 @@ def adapt(
     if should_cancel is not None and should_cancel():
         raise AdaptCancelled(f"adapting cancelled after {opts.steps} updates, before saving; nothing was saved")
     model.eval()
+    if base_state is not None:
+        seen: set[int] = set()
+        with torch.no_grad():
+            for k, v in model.state_dict().items():
+                if v.is_floating_point() and v.data_ptr() not in seen:  # tied matrices: mixed once
+                    seen.add(v.data_ptr())
+                    v.mul_(1.0 - opts.base_weight).add_(base_state[k], alpha=opts.base_weight)
     base_card = (base / "README.md").read_text(encoding="utf-8") if (base / "README.md").is_file() else ""
     card = _card(name, base, source, pairs, opts, len(replay), base_card)
     record = {

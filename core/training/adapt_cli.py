@@ -30,6 +30,14 @@ def add_arguments(p) -> None:
         default=d.replay,
         help=f"replay pairs of the checkpoint's replay.tsv mixed in per pair (default {d.replay:g}; 0 = none)",
     )
+    p.add_argument(
+        "--base-weight",
+        type=float,
+        default=d.base_weight,
+        help="mix the base back in: weights = (1 - w) adapted + w base (default 0)",
+    )
+    p.add_argument("--freeze-embeddings", action="store_true", help="keep the token embeddings and output projection")
+    p.add_argument("--replay-own", action="store_true", help="replay the checkpoint's own translations of the replay sources")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
     p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
@@ -39,7 +47,15 @@ def run_from_args(args) -> int:
     """Entry point of ``python -m core adapt``; errors propagate to the CLI's one-line handler."""
     pairs = read_pairs(args.pairs)
     opts = AdaptOptions(
-        steps=args.steps, warmup=args.warmup, lr_scale=args.lr_scale, replay=args.replay, seed=args.seed, threads=args.threads
+        steps=args.steps,
+        warmup=args.warmup,
+        lr_scale=args.lr_scale,
+        replay=args.replay,
+        seed=args.seed,
+        threads=args.threads,
+        base_weight=args.base_weight,
+        train_embeddings=not args.freeze_embeddings,
+        replay_own=args.replay_own,
     )
     out = Path(args.out) if args.out else user_models_dir() / args.name
 

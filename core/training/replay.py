@@ -36,18 +36,23 @@ def load_replay(checkpoint_dir: str | Path) -> list[tuple[str, str]]:
 
 
 def choose_replay(
-    pairs: list[tuple[str, str]], exclude: list[str], n: int = 200, seed: int = 0, max_similarity: float = 0.5
+    pairs: list[tuple[str, str]],
+    exclude: list[str],
+    n: int = 200,
+    seed: int = 0,
+    max_similarity: float = 0.5,
+    chars: tuple[int, int] = (10, 80),
 ) -> list[tuple[str, str]]:
-    """``n`` pairs drawn at random (``seed``) from ``pairs`` whose Korean has 10-80 characters and
-    a character-3-gram Jaccard similarity below ``max_similarity`` with every line of ``exclude``;
-    in their order in ``pairs``."""
+    """``n`` pairs drawn at random (``seed``) from ``pairs`` whose Korean has ``chars`` (min, max)
+    characters and a character-3-gram Jaccard similarity below ``max_similarity`` with every line
+    of ``exclude``; in their order in ``pairs``."""
     banned = [trigrams(x) for x in exclude]
 
     def far(ko: str) -> bool:
         g = trigrams(ko)
         return all(len(g & b) / max(len(g | b), 1) < max_similarity for b in banned)
 
-    fits = [i for i, (ko, en) in enumerate(pairs) if 10 <= len(ko) <= 80 and en.strip()]
+    fits = [i for i, (ko, en) in enumerate(pairs) if chars[0] <= len(ko) <= chars[1] and en.strip()]
     random.Random(seed).shuffle(fits)
     chosen: list[int] = []
     for i in fits:

@@ -105,3 +105,15 @@ def test_replay_choice_skips_sentences_near_an_evaluation_line():
     ]
     chosen = choose_replay(pairs, exclude=["고양이가 의자 위에서 자고 있어요."], n=5)
     assert chosen == [pairs[1]]
+
+
+def test_base_weight_mixes_the_adapted_weights_with_the_base(base, tmp_path):
+    short = AdaptOptions(steps=3, warmup=1, lr_scale=0.1, seed=2)
+    plain = adapt(base, MINE, tmp_path / "plain", "p", short)
+    mixed = adapt(base, MINE, tmp_path / "mixed", "m", AdaptOptions(**{**short.__dict__, "base_weight": 0.25}))
+    w0 = load_checkpoint(base, device="cpu").model.state_dict()
+    w1 = load_checkpoint(plain.path, device="cpu").model.state_dict()
+    w2 = load_checkpoint(mixed.path, device="cpu").model.state_dict()
+    assert any(not torch.equal(w0[k], w1[k]) for k in w0)
+    for k in w0:
+        torch.testing.assert_close(w2[k], 0.75 * w1[k] + 0.25 * w0[k], rtol=1e-5, atol=1e-6)
