@@ -22,7 +22,7 @@ from gui.panels.context import Panel, PanelContext
 from gui.panels.learn_controls import LearnControls
 from gui.widgets.learn_view import LearnView
 from gui.widgets.strips import PopOut
-from gui.workers.learn_worker import QUEUE, LearnSpec, LearnWorker
+from gui.workers.learn_worker import LEARN, LearnSpec, LearnWorker
 from gui.workers.threads import WorkerThread
 
 ERROR_STYLE = "color: #b00020;"
@@ -100,13 +100,13 @@ class LearnPanel(QtWidgets.QWidget, Panel):
         return LearnSpec(task, self.controls.settings(self.base), self.seed, self.pairs_path if task == "file" else None)
 
     def _send_build(self) -> int:
-        job = self.jobs.start(QUEUE)  # stops a running training before its next update
+        job = self.jobs.start(LEARN)  # stops a running training before its next update
         self.request_build.emit(job, self.spec())
         self._say("building the model and evaluating update 0 …")
         return job
 
     def _send_train(self, supersede: bool = True) -> int:
-        self.training = job = self.jobs.start(QUEUE, supersede=supersede)
+        self.training = job = self.jobs.start(LEARN, supersede=supersede)
         self.request_train.emit(job, self.controls.every.value(), self.controls.until.value())
         self._busy(True)
         return job
@@ -123,7 +123,7 @@ class LearnPanel(QtWidgets.QWidget, Panel):
     def pause(self) -> None:
         """Stop training before the next update; the updates made so far are evaluated and kept."""
         if self.training is not None:
-            self.jobs.cancel(QUEUE)
+            self.jobs.cancel(LEARN)
             self._say("pausing after this update …")
 
     def cancel(self) -> None:
@@ -134,7 +134,7 @@ class LearnPanel(QtWidgets.QWidget, Panel):
         """One update of the current run (built first if there is none), then a snapshot."""
         if not self.snapshots:
             self._send_build()
-        job = self.jobs.start(QUEUE, supersede=bool(self.snapshots))
+        job = self.jobs.start(LEARN, supersede=bool(self.snapshots))
         self.training = None
         self._busy(False)
         self.request_step.emit(job)
@@ -179,7 +179,7 @@ class LearnPanel(QtWidgets.QWidget, Panel):
         self.training = None
         self._busy(False)
         last = self.snapshots[-1].updates if self.snapshots else 0
-        if why != "not run":
+        if why in ("until", "paused"):
             self._say(f"reached update {last}." if why == "until" else f"paused at update {last}: Resume goes on.")
 
     @QtCore.Slot(int, str)
@@ -233,7 +233,7 @@ class LearnPanel(QtWidgets.QWidget, Panel):
         self.status.setText(text)
 
     def _busy(self, on: bool) -> None:
-        self.ctx.set_busy(on, QUEUE)
+        self.ctx.set_busy(on, LEARN)
         self.controls.set_running(on, bool(self.snapshots))
 
     # ---------- export ----------
@@ -269,7 +269,7 @@ class LearnPanel(QtWidgets.QWidget, Panel):
 
     def stop(self) -> None:
         """The window closes: stop the training before its next update and end the thread."""
-        self.jobs.cancel(QUEUE)
+        self.jobs.cancel(LEARN)
         self.thread.stop()
 
 

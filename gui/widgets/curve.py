@@ -20,7 +20,8 @@ SERIES = {  # name -> (label, colour)
 class LearnCurves(pg.GraphicsLayoutWidget):
     """Two plots sharing the update axis. :meth:`set_series` draws the curves (NaN values are
     left out: never a NaN on screen); :meth:`set_marker` moves the line marking the shown
-    snapshot (cheap: scrubbing only moves it). ``lines[name]``: the PlotDataItem of each series."""
+    snapshot (cheap: scrubbing only moves it; no grid lines, whose axes would be repainted with
+    every move of the marker, as they cover the plot). ``lines[name]``: the PlotDataItem of each series."""
 
     def __init__(self, parent=None) -> None:
         configure()
@@ -38,7 +39,6 @@ class LearnCurves(pg.GraphicsLayoutWidget):
         for plot, names in ((self.loss, ("train_loss", "heldout_nll")), (self.score, ("accuracy", "alignment"))):
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
-            plot.showGrid(x=True, y=True, alpha=0.2)
             legend = plot.addLegend(offset=(-8, 8))
             for name in names:
                 label, colour = SERIES[name]

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
-from core.errors import StudioError
-from core.training.live_session import LiveSession, LiveSettings
-from gui.workers.jobs import JobBoard
+from core.training.live_session import LiveSession, LiveSettings, Snapshot
+from gui.workers.jobs import Job, JobBoard, Queue, run_job
 
-QUEUE = "learn"
+LEARN = Queue("learn")
 
 
 @dataclass(frozen=True)
@@ -34,14 +33,14 @@ class LearnSpec:
 
 
 class LearnWorker(QtCore.QObject):
-    """Slots (queued, run on this worker's thread): ``build(job, LearnSpec)``,
-    ``train(job, every, until)``, ``step(job)``.
+    """Slots (queued, run on this worker's thread, each through :func:`gui.workers.jobs.run_job`):
+    ``build(job, LearnSpec)``, ``train(job, every, until)``, ``step(job)``.
 
     Signals: ``built(job, str description, Snapshot)`` (a new run at update 0, its first snapshot),
     ``snapshot(job, Snapshot)`` (after each chunk of updates or a single step),
-    ``stopped(job, str why)`` (a training job ended: "until" reached, "paused", or "not run": cancelled
-    before it began, no run, or its build failed),
-    ``failed(job, str reason)`` (one line; the previous run, if any, is kept unchanged)."""
+    ``stopped(job, str why)`` (a training job ended: "until" reached, "paused", "failed", or "not
+    run": cancelled before it began, no run, or its build failed), ``failed(job, str reason)`` (one
+    line; the previous run, if any, is kept unchanged)."""
 
     built = QtCore.Signal(int, str, object)
     snapshot = QtCore.Signal(int, object)
@@ -54,56 +53,74 @@ class LearnWorker(QtCore.QObject):
         self.session: LiveSession | None = None
         self.failed_build = 0  # the id of the last build that failed (its follow-up job is dropped)
 
-    def _stop(self, job: int):
-        return lambda: self.jobs.is_cancelled(QUEUE, job)
+    def _job(self, job: int) -> Job:
+        return Job(self.jobs, LEARN, job)
 
     def _runnable(self, job: int) -> bool:
-        """A session exists, the job is not cancelled, and it does not follow a build that failed
-        (Train sends a build and then its training as consecutive jobs: never train the old run)."""
-        return self.session is not None and not self.jobs.is_cancelled(QUEUE, job) and self.failed_build != job - 1
+        """A session exists and the job does not follow a build that failed (Train sends a build
+        and then its training as consecutive jobs: never train the old run instead)."""
+        return self.session is not None and self.failed_build != job - 1
+
+    def _fail(self, job: int, reason: str) -> None:
+        self.failed.emit(job, reason.splitlines()[0] if reason else "failed")
 
     @QtCore.Slot(int, object)
     def build(self, job: int, spec: LearnSpec) -> None:
         """A new run from ``spec`` (update 0, evaluated once). Bad settings or task file:
         ``failed`` with the reason, the current run stays."""
-        if self.jobs.is_cancelled(QUEUE, job):
-            return
-        try:
+
+        def work(_job: Job) -> tuple[LiveSession, Snapshot]:
             session = LiveSession(spec.task, spec.settings, seed=spec.seed, path=spec.path)
-            snap = session.snapshot()
-        except (StudioError, ValueError, OSError) as exc:
+            return session, session.snapshot()
+
+        out = run_job(self._job(job), work)
+        if out.reason is not None:
             self.failed_build = job
-            self.failed.emit(job, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            return
-        self.session = session
-        self.built.emit(job, session.task.description, snap)
+            self._fail(job, out.reason)
+        elif out.ok:
+            self.session = out.value[0]
+            self.built.emit(job, self.session.task.description, out.value[1])
 
     @QtCore.Slot(int, int, int)
     def train(self, job: int, every: int, until: int) -> None:
         """Train in chunks of ``every`` updates up to update ``until``, evaluating and emitting a
         snapshot after each chunk, until the job is cancelled (then the updates made so far are
         evaluated too, unless the window is closing) or ``until`` is reached."""
-        s, stop = self.session, self._stop(job)
         if not self._runnable(job):
             self.stopped.emit(job, "not run")
             return
-        while s.updates < until and not stop():
-            before = s.updates
-            s.step(min(every, until - s.updates), should_stop=stop)
-            if self.jobs.closed:
-                return  # closing: no evaluation, the thread ends at once
-            if s.updates > before:
-                self.snapshot.emit(job, s.snapshot())
-        self.stopped.emit(job, "until" if s.updates >= until else "paused")
+        s = self.session
+
+        def work(j: Job) -> str:
+            while s.updates < until and not j.cancelled():
+                before = s.updates
+                s.step(min(every, until - s.updates), should_stop=j.cancelled)
+                if self.jobs.closed:
+                    return "closing"  # no evaluation: the thread ends at once
+                if s.updates > before:
+                    self.snapshot.emit(job, s.snapshot())
+            return "until" if s.updates >= until else "paused"
+
+        out = run_job(self._job(job), work)
+        if out.reason is not None:
+            self._fail(job, out.reason)
+        if not self.jobs.closed:
+            self.stopped.emit(job, out.value if out.ok else "failed" if out.reason else "not run")
 
     @QtCore.Slot(int)
     def step(self, job: int) -> None:
         """One update, then a snapshot."""
-        s = self.session
         if not self._runnable(job):
             return
-        s.step(1)
-        self.snapshot.emit(job, s.snapshot())
+        s = self.session
+
+        def work(_job: Job) -> None:
+            s.step(1)
+            self.snapshot.emit(job, s.snapshot())
+
+        out = run_job(self._job(job), work)
+        if out.reason is not None:
+            self._fail(job, out.reason)
 
 
-__all__ = ["QUEUE", "LearnSpec", "LearnWorker"]
+__all__ = ["LEARN", "LearnSpec", "LearnWorker"]
