@@ -6,6 +6,7 @@ panel is one new module in ``gui/panels/`` and one line here."""
 
 from __future__ import annotations
 
+from gui.panels.adapt import AdaptPanel
 from gui.panels.analysis import AnalysisTabs
 from gui.panels.heads import HeadTools
 from gui.panels.inside import InsidePanel
@@ -18,4 +19,5 @@ TAB_PANELS = [
     PositionalPanel,  # Positional encoding
     HeadTools,  # Heads (and Alignment lines beside the enlarged map)
     LearnPanel,  # Learn (train a small Transformer on a toy task, live)
+    AdaptPanel,  # Adapt (fine-tune the loaded model on the lecturer's pairs)
 ]

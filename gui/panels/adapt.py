@@ -1,0 +1,316 @@
+"""The "Adapt" tab: fine-tune a copy of the loaded model on the lecturer's own pairs, see the
+translation and cross-attention before and after side by side, and keep the result as a user model.
+
+The pairs come from the main input and its Reference box (one pair), a TSV file or a lecture
+file's steps that carry a reference (:mod:`gui.state.adapt_sources`). The run is
+:func:`core.training.adapt.adapt` in an :class:`gui.workers.adapt_worker.AdaptWorker` on its own
+thread (translations go on meanwhile): a bounded number of updates, each mixing in pairs of the
+checkpoint's replay set. The result is saved under its name in the user model folder
+(:func:`core.locations.user_models_dir`, listed in File → Open model); "Load the adapted model"
+switches the app to it. Cancel stops before the next update and nothing is saved; closing the
+window does the same and ends the thread.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from core.errors import InputError
+from core.locations import user_models_dir
+from core.training.adapt import MAX_STEPS, AdaptOptions
+from gui.panels.context import Panel, PanelContext
+from gui.panels.pair_views import MapRow, error_style, narrow_combo
+from gui.state import adapt_sources as sources
+from gui.state.compare_data import compare_maps, head_map
+from gui.state.view_kinds import view_at
+from gui.workers.adapt_worker import QUEUE, AdaptOutcome, AdaptSpec, AdaptWorker
+from gui.workers.threads import WorkerThread
+
+SOURCES = {
+    sources.BOXES: "the Korean input + its Reference box (one pair)",
+    sources.TSV: "a TSV file (Korean<TAB>English per line)…",
+    sources.LECTURE: "a lecture file's steps that have a reference…",
+}
+
+
+class AdaptPanel(QtWidgets.QWidget, Panel):
+    """The tab. ``outcome``: the last finished :class:`AdaptOutcome` (None before); ``running``:
+    the id of the adapt job in progress, or None. ``maps``: the cross-attention before (A) and
+    after (B) of the sentence chosen in ``sentence``."""
+
+    request_run = QtCore.Signal(int, object)  # to AdaptWorker.run(job, spec)
+    request_load = QtCore.Signal(str, str, str)  # to ModelWorker.load(path, device, precision)
+
+    name = "adapt"
+    tab_title = "Adapt"
+    lazy_tab_titles = ("Adapt",)
+
+    def __init__(self, ctx: PanelContext) -> None:
+        super().__init__()
+        self.ctx, self.jobs = ctx, ctx.worker.jobs
+        self.outcome: AdaptOutcome | None = None
+        self.running: int | None = None
+        self.source = QtWidgets.QComboBox()
+        for key, text in SOURCES.items():
+            self.source.addItem(text, key)
+        narrow_combo(self.source)
+        self.path = QtWidgets.QLineEdit()
+        self.path.setPlaceholderText("the TSV or lecture file")
+        self.browse_button = QtWidgets.QPushButton("Browse…")
+        path_row = QtWidgets.QHBoxLayout()
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(self.browse_button)
+        self.model_name = QtWidgets.QLineEdit()
+        self.model_name.setPlaceholderText("e.g. my-lecture (the new model's name in File → Open model)")
+        self.steps = QtWidgets.QSpinBox()
+        self.steps.setRange(1, MAX_STEPS)
+        self.steps.setValue(AdaptOptions().steps)
+        self.steps.setToolTip("fine-tuning updates; each sees your pairs and as many general pairs of the replay set")
+        form = QtWidgets.QFormLayout()
+        form.addRow("Pairs from:", self.source)
+        form.addRow("File:", path_row)
+        form.addRow("Name:", self.model_name)
+        form.addRow("Updates:", self.steps)
+        self.start_button = QtWidgets.QPushButton("Start")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.load_button = QtWidgets.QPushButton("Load the adapted model")
+        self.load_button.setToolTip("switch the app to the adapted model (File → Open model switches back)")
+        buttons = QtWidgets.QHBoxLayout()
+        for b in (self.start_button, self.cancel_button, self.load_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setFormat("%v / %m updates")
+        self.status = QtWidgets.QLabel("Choose where the pairs come from, name the new model and press Start.")
+        self.status.setWordWrap(True)
+        self.summary = QtWidgets.QLabel("")
+        self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)
+        self.sentence = QtWidgets.QComboBox()
+        narrow_combo(self.sentence)
+        self.layer, self.head = QtWidgets.QSpinBox(), QtWidgets.QSpinBox()
+        pick = QtWidgets.QHBoxLayout()
+        pick.addWidget(QtWidgets.QLabel("Cross-attention of"))
+        pick.addWidget(self.sentence, 1)
+        for label, box in (("layer", self.layer), ("head", self.head)):
+            box.setRange(1, 1)
+            pick.addWidget(QtWidgets.QLabel(label))
+            pick.addWidget(box)
+        self.maps = MapRow(("before", "after"), with_diff=True)
+        v = self._scrolled_body()
+        for part in (form, buttons):
+            v.addLayout(part)
+        v.addWidget(self.bar)
+        v.addWidget(self.status)
+        v.addWidget(self.summary)
+        v.addLayout(pick)
+        v.addWidget(self.maps, 1)
+        self.worker = AdaptWorker(self.jobs)
+        self.thread = WorkerThread(self.worker, self)
+        self.request_run.connect(self.worker.run)
+        self.request_load.connect(ctx.worker.load)
+        self.worker.progress.connect(self._on_progress)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self.worker.failed.connect(self._on_failed)
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.load_button.clicked.connect(self.load_adapted)
+        self.browse_button.clicked.connect(self.browse)
+        self.source.currentIndexChanged.connect(self._source_changed)
+        self.sentence.currentIndexChanged.connect(self.redraw)
+        self.layer.valueChanged.connect(self.redraw)
+        self.head.valueChanged.connect(self.redraw)
+        self._source_changed()
+        self._set_running(False)
+        self.thread.start()
+
+    def tabs(self) -> list:
+        return [(self, self.tab_title)]
+
+    def _scrolled_body(self) -> QtWidgets.QVBoxLayout:
+        """One frameless scroll area filling the tab (every part stays reachable in a small dock);
+        returns the layout of the widget inside it."""
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+        body = QtWidgets.QWidget()
+        scroll.setWidget(body)
+        v = QtWidgets.QVBoxLayout(body)
+        v.setContentsMargins(2, 2, 2, 2)
+        return v
+
+    # ---------- choosing ----------
+    def set_source(self, key: str, path: str | Path = "") -> None:
+        """Pairs from ``key`` (:data:`SOURCES`), with the file ``path`` for a TSV or a lecture."""
+        self.source.setCurrentIndex(list(SOURCES).index(key))
+        self.path.setText(str(path))
+
+    def _source_changed(self) -> None:
+        needs_file = self.source.currentData() != sources.BOXES
+        for w in (self.path, self.browse_button):
+            w.setEnabled(needs_file)
+
+    def browse(self) -> None:
+        kinds = "TSV (*.tsv *.txt);;All (*)" if self.source.currentData() == sources.TSV else "Lecture (*.toml);;All (*)"
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Pairs to adapt on", self.path.text(), kinds)
+        if path:
+            self.path.setText(path)
+
+    def pairs(self) -> tuple[list[tuple[str, str]], str]:
+        """The pairs of the chosen source and where they came from. Raises InputError (said as is)."""
+        key = self.source.currentData()
+        if key == sources.BOXES:
+            req = self.ctx.request()
+            return sources.pairs_from_boxes(req.text, req.reference)
+        if key == sources.TSV:
+            return sources.pairs_from_tsv(self.path.text().strip())
+        return sources.pairs_from_lecture(self.path.text().strip())
+
+    # ---------- running ----------
+    def start(self) -> int | None:
+        """Check the pairs and the name, then adapt in the worker; returns the job id, or None
+        (the reason is on the status line; nothing runs and nothing is saved)."""
+        ckpt = self.ctx.worker.checkpoint
+        try:
+            if ckpt is None:
+                raise InputError("no model loaded yet")
+            pairs, source = self.pairs()
+            name = sources.check_name(self.model_name.text())
+            out = user_models_dir() / name
+            if out.exists():
+                raise InputError(f"a model named {name!r} exists already ({out}); choose another name")
+        except InputError as exc:
+            self._say(str(exc), error=True)
+            return None
+        options = AdaptOptions(steps=self.steps.value())
+        spec = AdaptSpec(str(ckpt.path), pairs, str(out), name, options, source)
+        self.running = job = self.jobs.start(QUEUE)
+        self.bar.setRange(0, options.steps)
+        self.bar.setValue(0)
+        self._set_running(True)
+        self._say(f"adapting {ckpt.name} on {len(pairs)} pair(s) from {source} …")
+        self.request_run.emit(job, spec)
+        return job
+
+    def cancel(self) -> None:
+        """Stop before the next update (also the window's Cancel); nothing is saved."""
+        if self.running is not None:
+            self.jobs.cancel(QUEUE)
+            self._say("cancelling after this update …")
+
+    def load_adapted(self) -> None:
+        """Make the adapted model the app's model (on the device of the one loaded now)."""
+        if self.outcome is not None:
+            ckpt = self.ctx.worker.checkpoint
+            device = ckpt.device.type if ckpt is not None else "cpu"
+            self.request_load.emit(str(self.outcome.result.path), device, "fp32")
+
+    # ---------- answers (GUI thread) ----------
+    def _on_progress(self, job: int, done: int, total: int, loss: float) -> None:
+        if job == self.running:
+            self.bar.setValue(done)
+            self._say(f"update {done}/{total} · loss {loss:.3f} nats/token")
+
+    def _on_finished(self, job: int, outcome: AdaptOutcome) -> None:
+        if job != self.running:
+            return
+        self.outcome, self.running = outcome, None
+        self._set_running(False)
+        r = outcome.result
+        self._say(
+            f"saved {outcome.spec.name} in {r.path.parent} ({r.steps} updates, {r.seconds:.0f} s; loss "
+            f"{r.losses[0]:.3f} → {r.losses[-1]:.3f}). It is listed in File → Open model."
+        )
+        self.summary.setText(_summary_html(outcome))
+        self.sentence.blockSignals(True)
+        self.sentence.clear()
+        for ko, _en in outcome.spec.pairs[: len(outcome.before)]:
+            self.sentence.addItem(ko)
+        self.sentence.blockSignals(False)
+        if outcome.before:
+            n_layers, n_heads = _cross_shape(outcome.before[0])
+            for box, n in ((self.layer, n_layers), (self.head, n_heads)):
+                box.blockSignals(True)
+                box.setRange(1, n)
+                box.blockSignals(False)
+            self.layer.setValue(n_layers)  # the last layer's cross-attention aligns best
+        self.redraw()
+
+    def _on_cancelled(self, job: int, message: str) -> None:
+        if job == self.running:
+            self.running = None
+            self._set_running(False)
+            self._say(message)
+
+    def _on_failed(self, job: int, reason: str) -> None:
+        if job == self.running:
+            self.running = None
+            self._set_running(False)
+            self._say(f"{reason} — nothing was saved; the loaded model is unchanged", error=True)
+
+    # ---------- drawing ----------
+    def redraw(self, *_args) -> None:
+        """The cross-attention of the chosen sentence, before and after (and after − before)."""
+        o, i = self.outcome, self.sentence.currentIndex()
+        if o is None or not 0 <= i < len(o.before):
+            return
+        layer, head = self.layer.value() - 1, self.head.value() - 1
+        try:
+            a = head_map(o.before[i], "cross", layer, head, f"before ({Path(o.spec.base).name})")
+            b = head_map(o.after[i], "cross", layer, head, f"after ({o.spec.name})")
+        except InputError as exc:
+            self._say(str(exc), error=True)
+            return
+        self.maps.set_font(self.font())
+        self.maps.show_pair(a, b, compare_maps(a, b))
+
+    def set_colormap(self, cmap) -> None:
+        self.maps.set_colormap(cmap)
+
+    def set_scale(self, scale: str) -> None:
+        self.maps.set_scale(scale)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        error_style(self.status, text, error)
+
+    def _set_running(self, on: bool) -> None:
+        self.start_button.setEnabled(not on)
+        self.cancel_button.setEnabled(on)
+        self.load_button.setEnabled(not on and self.outcome is not None)
+        self.ctx.set_busy(on, QUEUE)
+
+    def stop(self) -> None:
+        """The window closes: stop adapting before the next update (nothing saved), end the thread."""
+        self.jobs.cancel(QUEUE)
+        self.thread.stop()
+
+
+def _cross_shape(result) -> tuple[int, int]:
+    """(layers, heads) of ``result``'s cross-attention."""
+    w = view_at(result, len(result.maps.tgt_tokens), "cross").weights
+    return int(w.shape[0]), int(w.shape[1])
+
+
+def _summary_html(o: AdaptOutcome) -> str:
+    """A table: each shown pair's Korean, its reference, the translation before and after."""
+    rows = "".join(
+        f"<tr><td>{html.escape(ko)}</td><td>{html.escape(en)}</td><td>{html.escape(b.translation)}</td>"
+        f"<td><b>{html.escape(a.translation)}</b></td></tr>"
+        for (ko, en), b, a in zip(o.spec.pairs, o.before, o.after)
+    )
+    more = len(o.spec.pairs) - len(o.before)
+    tail = f"<p>… and {more} more pair(s) (all in the model's card)</p>" if more > 0 else ""
+    return (
+        "<table cellspacing='4'><tr><th align='left'>Korean</th><th align='left'>reference</th>"
+        f"<th align='left'>before</th><th align='left'>after</th></tr>{rows}</table>{tail}"
+    )
+
+
+__all__ = ["AdaptPanel"]
