@@ -66,6 +66,7 @@ class FrameWriter:
         pal = self.view.palette()
         pal.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("white"))
         self.view.setPalette(pal)
+        self.view.layout().setContentsMargins(12, 8, 12, 8)  # the caption never touches the frame's edge
         self.view.setFixedSize(*size)
         self.view.show()
         losses = [v for s in self.snapshots for v in (s.evaluation.train_loss, s.evaluation.heldout_nll) if np.isfinite(v)]
