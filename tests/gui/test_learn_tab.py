@@ -168,3 +168,17 @@ def test_the_learn_tab_in_the_window_and_closing_while_it_trains(qtbot, tiny_che
     closed_s = time.perf_counter() - t0
     assert panel.thread.isFinished(), f"the training thread still runs after close ({closed_s:.1f} s)"
     assert panel.worker.session.updates < 100_000
+
+
+def test_export_writes_a_frame_per_snapshot_and_a_gif_or_says_why_not(qtbot, panel, tmp_path):
+    panel.train()
+    qtbot.waitUntil(lambda: idle(panel) and len(panel.snapshots) == 4, timeout=WAIT_MS)
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    panel.export(blocker / "frames")
+    assert "⚠" in panel.status.text() and "cannot make the folder" in panel.status.text()
+    panel.export(tmp_path / "frames")
+    qtbot.waitUntil(lambda: panel.exporting is None, timeout=WAIT_MS)
+    assert panel.status.text() == f"wrote 4 frames and {tmp_path / 'frames' / 'learning.gif'}"
+    assert sorted(p.name for p in (tmp_path / "frames").iterdir()) == [f"frame_00{i}.png" for i in range(4)] + ["learning.gif"]
+    assert panel.view.shown[0] == 3  # the tab's own view was not touched
