@@ -21,6 +21,7 @@ from PySide6 import QtCore, QtWidgets
 from core.errors import InputError
 from core.locations import user_models_dir
 from core.training.adapt import MAX_STEPS, AdaptOptions
+from core.training.replay import REPLAY
 from gui.panels.context import Panel, PanelContext
 from gui.panels.pair_views import MapRow, error_style, narrow_combo
 from gui.state import adapt_sources as sources
@@ -53,6 +54,7 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.ctx, self.jobs = ctx, ctx.worker.jobs
         self.outcome: AdaptOutcome | None = None
         self.running: int | None = None
+        self.replay_note = ""  # why the run in progress mixes in no replay pairs ("" when it does)
         self.source = QtWidgets.QComboBox()
         for key, text in SOURCES.items():
             self.source.addItem(text, key)
@@ -189,13 +191,16 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         except InputError as exc:
             self._say(str(exc), error=True)
             return None
-        options = AdaptOptions(steps=self.steps.value())
+        has_replay = (Path(ckpt.path) / REPLAY).is_file()
+        options = AdaptOptions(steps=self.steps.value()) if has_replay else AdaptOptions(steps=self.steps.value(), replay=0)
         spec = AdaptSpec(str(ckpt.path), pairs, str(out), name, options, source)
         self.running = job = self.jobs.start(QUEUE)
         self.bar.setRange(0, options.steps)
         self.bar.setValue(0)
         self._set_running(True)
-        self._say(f"adapting {ckpt.name} on {len(pairs)} pair(s) from {source} …")
+        without = "" if has_replay else f" ({ckpt.name} ships no {REPLAY}: no general pairs mixed in, it may forget more)"
+        self._say(f"adapting {ckpt.name} on {len(pairs)} pair(s) from {source}{without} …")
+        self.replay_note = without
         self.request_run.emit(job, spec)
         return job
 
@@ -206,11 +211,11 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
             self._say("cancelling after this update …")
 
     def load_adapted(self) -> None:
-        """Make the adapted model the app's model (on the device of the one loaded now)."""
+        """Make the adapted model the app's model (on the device and at the precision of the one loaded now)."""
         if self.outcome is not None:
             ckpt = self.ctx.worker.checkpoint
-            device = ckpt.device.type if ckpt is not None else "cpu"
-            self.request_load.emit(str(self.outcome.result.path), device, "fp32")
+            device, precision = (ckpt.device.type, ckpt.precision) if ckpt is not None else ("cpu", "fp32")
+            self.request_load.emit(str(self.outcome.result.path), device, precision)
 
     # ---------- answers (GUI thread) ----------
     def _on_progress(self, job: int, done: int, total: int, loss: float) -> None:
@@ -226,7 +231,7 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         r = outcome.result
         self._say(
             f"saved {outcome.spec.name} in {r.path.parent} ({r.steps} updates, {r.seconds:.0f} s; loss "
-            f"{r.losses[0]:.3f} → {r.losses[-1]:.3f}). It is listed in File → Open model."
+            f"{r.losses[0]:.3f} → {r.losses[-1]:.3f}){self.replay_note}. It is listed in File → Open model."
         )
         self.summary.setText(_summary_html(outcome))
         self.sentence.blockSignals(True)

@@ -76,6 +76,7 @@ def test_one_pair_from_the_boxes_is_saved_shown_before_and_after_and_loadable(qt
     out = models / "my-pair"
     assert o.result.path == out and [e.name for e in user_models()] == ["my-pair"]
     assert panel.bar.value() == 4 and len(o.result.losses) == 4
+    assert o.result.pairs == 1 and o.result.replay_pairs == 20  # the base's replay set was mixed in
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("# my-pair") and f"- {ko} → {en}" in card
     assert "1 pair(s) from the input and Reference boxes" in card
@@ -96,6 +97,19 @@ def test_one_pair_from_the_boxes_is_saved_shown_before_and_after_and_loadable(qt
     assert panel.load_button.isEnabled()
     panel.load_adapted()
     qtbot.waitUntil(lambda: win.checkpoint_path == str(out), timeout=WAIT_MS)
+
+
+def test_a_model_without_a_replay_set_is_adapted_without_one_and_says_so(qtbot, tiny_checkpoint, models):
+    win = open_window(qtbot, tiny_checkpoint)
+    win.inputs.text.setText(KO[1])
+    win.inputs.reference.setText(EN[1])
+    panel = adapt_panel(win, steps=2, name="no-replay")
+    panel.start()
+    assert "ships no replay.tsv" in panel.status.text()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=WAIT_MS)
+    assert panel.outcome is not None and panel.outcome.result.replay_pairs == 0
+    assert "ships no replay.tsv" in panel.status.text() and left_in(models) == ["no-replay"]
+    win.close()
 
 
 def test_a_bad_tsv_is_named_by_line_and_nothing_is_saved(qtbot, win, base, models, tmp_path):
