@@ -193,7 +193,7 @@ def augment_pair(
                 if rng.random() < cross
                 else rng.choice(FIRST_NAMES if k in ("톰", "메리", "존", "앨리스") else PLACES)
             )
-            k2 = re.sub(_name_re(k), lambda _m, new=new: new, k2)
+            k2 = re.sub(_name_re(k), lambda _m, new=new: new, k2)  # type: ignore[misc]  # (new bound per loop)
             if new[-1].isalpha():
                 k2 = fix_particle(k2, new)
             e2 = re.sub(rf"\b{re.escape(e)}\b", new, e2)

@@ -15,6 +15,7 @@ from torch import Tensor
 
 from core.textio import read_aligned
 from core.tokenizers.bpe import TextTokenizer
+from core.tokenizers.protocol import SubwordTokenizer
 
 
 @dataclass
@@ -28,6 +29,8 @@ class DataSpec:
     def parse(cls, spec: str) -> DataSpec:
         """``"corpus/train/tatoeba*4"`` -> DataSpec("corpus/train/tatoeba", 4). Raises ValueError."""
         m = re.fullmatch(r"(.+?)(?:\*(\d+))?", spec)
+        if m is None:
+            raise ValueError(f"{spec!r}: empty data spec")
         weight = int(m.group(2)) if m.group(2) else 1
         if weight < 1:
             raise ValueError(f"{spec}: weight must be >= 1")
@@ -48,19 +51,25 @@ def read_parallel(prefix: str, src_ext: str = "ko", tgt_ext: str = "en") -> list
     return [(s, t) for s, t in zip(src, tgt) if s.strip() and t.strip()]
 
 
+def _ids(tok: SubwordTokenizer, texts: list[str]) -> list[list[int]]:
+    """Token ids of ``texts``: our BPE tokenizers in one batched call of the tokenizers library
+    (as training has always encoded); any other tokenizer (OPUS-MT's SentencePiece) text by text."""
+    if isinstance(tok, TextTokenizer):
+        return [list(e.ids) for e in tok.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    return [list(tok.encode(text).ids) for text in texts]
+
+
 def encode_pairs(
-    pairs: list[tuple[str, str]], src_tok: TextTokenizer, tgt_tok: TextTokenizer, max_len: int, eos_id: int, bos_id: int
+    pairs: list[tuple[str, str]], src_tok: SubwordTokenizer, tgt_tok: SubwordTokenizer, max_len: int, eos_id: int, bos_id: int
 ) -> list[tuple[list[int], list[int]]]:
     """Token ids per pair: source ``tokens + [EOS]``, target ``[BOS] + tokens + [EOS]``.
 
     Pairs whose source or target would exceed ``max_len`` positions are dropped.
     """
-    src_enc = src_tok.tokenizer.encode_batch([s for s, _ in pairs], add_special_tokens=False)
-    tgt_enc = tgt_tok.tokenizer.encode_batch([t for _, t in pairs], add_special_tokens=False)
     out = []
-    for s, t in zip(src_enc, tgt_enc):
-        src_ids = list(s.ids) + [eos_id]
-        tgt_ids = [bos_id] + list(t.ids) + [eos_id]
+    for s, t in zip(_ids(src_tok, [s for s, _ in pairs]), _ids(tgt_tok, [t for _, t in pairs])):
+        src_ids = s + [eos_id]
+        tgt_ids = [bos_id] + t + [eos_id]
         if len(src_ids) <= max_len and len(tgt_ids) <= max_len:
             out.append((src_ids, tgt_ids))
     return out
@@ -76,7 +85,9 @@ def make_batches(examples: list[tuple[list[int], list[int]]], max_tokens: int, s
     g = torch.Generator().manual_seed(seed)
     perm = torch.randperm(len(examples), generator=g).tolist()
     order = sorted(perm, key=lambda i: (len(examples[i][0]), len(examples[i][1])))
-    batches, cur, longest = [], [], 0
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    longest = 0
     for i in order:
         n = max(len(examples[i][0]), len(examples[i][1]))
         if cur and (len(cur) + 1) * max(longest, n) > max_tokens:

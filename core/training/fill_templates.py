@@ -20,6 +20,7 @@ import argparse
 import random
 import re
 from pathlib import Path
+from typing import cast
 
 from core.evaluation.overlap import closest, read_eval
 from core.textio import read_lines
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="output PREFIX (writes PREFIX.ko and PREFIX.en)")
     ap.add_argument("--exclude", nargs="*", default=[], help="fixture files whose near duplicates are dropped")
     args = ap.parse_args(argv)
-    templates = [tuple(x.split("\t")) for x in read_lines(args.templates) if x.strip()]
+    templates = [cast(tuple[str, str], tuple(x.split("\t"))) for x in read_lines(args.templates) if x.strip()]
     pairs = fill_all(templates, args.variants, args.seed)
     if args.exclude:
         pairs, dropped = drop_near(templates, pairs, args.variants, args.exclude)

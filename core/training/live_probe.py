@@ -12,7 +12,7 @@ from torch import Tensor
 from core.training.alignment import ProbeBatch
 from core.training.toy_tasks import ToyTask
 from core.transformer.masks import causal_mask, key_padding_mask
-from core.transformer.model import Transformer
+from core.transformer.model import Transformer, captured
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,10 @@ def probe_maps(model: Transformer, task: ToyTask, probe: ProbeBatch, causal: boo
     maps = ProbeMaps(
         task.vocab.tokens(src[0, :s].tolist()),
         task.vocab.tokens(tgt_in[0, :t].tolist()),
-        first(enc.self_attn, s, s),
-        first(out.self_attn, t, t),
-        first(out.cross_attn, t, s),
+        first(captured(enc.self_attn), s, s),
+        first(captured(out.self_attn), t, t),
+        first(captured(out.cross_attn), t, s),
         mask,
         known,
     )
-    return maps, out.cross_attn
+    return maps, captured(out.cross_attn)

@@ -193,17 +193,19 @@ class LiveSession:
         for exact-match and per-character accuracy; the alignment agreement of every cross-attention
         head on the probe set (None for a task without a known alignment); the maps of probe 0."""
         self.model.eval()
+        task = self.task
+        assert isinstance(task, ToyTask)  # (made in __post_init__)
         try:
             p = self.probe
             train_nll = self._loss(self._train_eval.src, self._train_eval.tgt)
             held_nll = self._loss(p.src, p.tgt)
             out = greedy_ids(self.model, p.src, p.tgt.size(1) + 2)
-            refs = [self.task.vocab.encode(e.tgt) for e in self.task.probe]
+            refs = [task.vocab.encode(e.tgt) for e in task.probe]
             hyps = [row[: len(r) + 1] for row, r in zip(out, refs)]
             exact = float(np.mean([h[: len(r)] == r and h[len(r) :] == [2] for h, r in zip(hyps, refs)]))
             chars = sum(sum(a == b for a, b in zip(h, r)) for h, r in zip(hyps, refs)) / sum(map(len, refs))
-            maps, cross = probe_maps(self.model, self.task, p, self.settings.causal)
-            agreement = head_agreement(cross, p.allowed, p.scored) if self.task.has_alignment else None
+            maps, cross = probe_maps(self.model, task, p, self.settings.causal)
+            agreement = head_agreement(cross, p.allowed, p.scored) if task.has_alignment else None
             best = best_head(agreement) if agreement is not None else None
             return Evaluation(
                 updates=self.updates,
@@ -215,7 +217,7 @@ class LiveSession:
                 alignment=None if best is None else best[2],
                 best_head=None if best is None else best[:2],
                 head_agreement=None if agreement is None else agreement.numpy(),
-                outputs=[self.task.vocab.decode(h) for h in hyps[:8]],
+                outputs=[task.vocab.decode(h) for h in hyps[:8]],
                 maps=maps,
             )
         finally:

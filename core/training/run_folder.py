@@ -32,7 +32,7 @@ log = logging.getLogger("core.training.train")
 try:  # POSIX advisory lock, released by the OS when the process dies (kill -9 included)
     import fcntl
 except ImportError:  # Windows: no lock (documented)
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 
 class RunLockedError(StudioError, RuntimeError):

@@ -19,6 +19,7 @@ Typical use (one process)::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -134,7 +135,9 @@ def forward_loss(
         (scalar loss tensor in nats/token, number of non-pad target tokens).
     """
     with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=use_amp):
-        logits = net(src, tgt[:, :-1]) if causal else teacher_forced_logits(net, src, tgt[:, :-1], causal=False)
+        logits = (
+            net(src, tgt[:, :-1]) if causal else teacher_forced_logits(cast(Transformer, net), src, tgt[:, :-1], causal=False)
+        )
     loss = loss_fn(logits, tgt[:, 1:], pad_id, label_smoothing)
     return loss, int(tgt[:, 1:].ne(pad_id).sum())
 

@@ -130,7 +130,7 @@ def korean_number(n: int) -> tuple[str, tuple[tuple[int, ...], ...]]:
 
 def _random_strings(rng: random.Random, alphabet: str, lengths: tuple[int, int], count: int) -> list[str]:
     seen: set[str] = set()
-    out = []
+    out: list[str] = []
     while len(out) < count:
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(*lengths)))
         if s not in seen:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 from tqdm import tqdm
@@ -150,7 +151,8 @@ def evaluate_loss(
         count += n
     model.train()
     if ctx is not None and ctx.distributed:
-        total, count = ctx.all_reduce_sum([total, count])
+        total, summed = ctx.all_reduce_sum([total, count])
+        return total / max(summed, 1)
     return total / max(count, 1)
 
 
@@ -265,7 +267,7 @@ def _train_locked(
     if ctx.rank:  # distinct dropout per rank (rank 0 keeps the single-process stream)
         torch.manual_seed(opts.seed * 1_000_003 + ctx.rank)
     opt = make_optimizer(model)
-    meta = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "wall_s": 0.0, "tokens": 0, "history": []}
+    meta: dict[str, Any] = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "wall_s": 0.0, "tokens": 0, "history": []}
     save = newest_complete_save(out) if resume else None
     if save is not None:
         weights_dir, state_dir = save
