@@ -168,22 +168,32 @@ def _step_scores(model: Transformer, out_logits: Tensor, logps: Tensor) -> Tenso
 
 
 def greedy_hypotheses(
-    model: Transformer, sources: list[Source], alpha: float = 0.6, should_stop=None, max_output: int | None = None
+    model: Transformer,
+    sources: list[Source],
+    alpha: float = 0.6,
+    should_stop=None,
+    max_output: int | None = None,
+    encoded: tuple[Tensor, Tensor, list[LayerCache] | None] | None = None,
 ) -> list[Hypothesis]:
     """Greedy decoding of ``sources`` as one batch: per sentence the :class:`Hypothesis` that
     ``beam_search(..., beam=1)`` returns alone (ids without EOS, log P in nats accumulated in float32
     as it does, GNMT score with ``alpha``, ``truncated`` when the output budget ran out).
-    ``max_output``: cap every output budget at this many tokens (CTranslate2's ``max_decoding_length``)."""
+    ``max_output``: cap every output budget at this many tokens (CTranslate2's ``max_decoding_length``).
+    ``encoded``: ``(memory [B, S, D], src_key_padding_mask [B, S], first cache or None)`` of these
+    sources as :func:`encode_grouped` gives them (a beam search's own), instead of encoding again."""
     c = model.config
     device = next(model.parameters()).device
-    src, kpm = _source_batch(model, sources)
     budgets = _budgets(model, sources, max_output)
     result: list[Hypothesis | None] = [None] * len(sources)
     seqs: list[list[int]] = [[] for _ in sources]
     rows = list(range(len(sources)))  # the sentence of each batch row
     live = [True] * len(sources)  # per row: still decoding (ended rows run on until retired)
     with torch.inference_mode():
-        memory, cache = encode_grouped(model, src, kpm)
+        if encoded is None:
+            src, kpm = _source_batch(model, sources)
+            memory, cache = encode_grouped(model, src, kpm)
+        else:
+            memory, kpm, cache = encoded
         last = torch.full((len(rows), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(rows), device=device)
         for t in range(max(budgets)):
@@ -265,6 +275,7 @@ def beam_hypotheses(
     seqs: dict[int, list[list[int]]] = {i: [[]] for i in active}
     with torch.inference_mode():
         (memory, cache), kpm = encode_grouped(model, src, kpm_src), kpm_src
+        encoded = (memory, kpm_src, cache)  # for the greedy hypothesis: the same encoder output
         last = torch.full((len(active), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(active), device=device)
         for t in range(max(budgets)):
@@ -323,9 +334,9 @@ def beam_hypotheses(
             active = next_active
             last = torch.tensor(next_last, device=device)[:, None]
             logps = torch.tensor(next_lp, device=device)
-    greedy = (
-        greedy_hypotheses(model, sources, alpha, should_stop, max_output) if keep_greedy and beam > 1 else [None] * len(sources)
-    )
+    greedy: list[Hypothesis | None] = [None] * len(sources)
+    if keep_greedy and beam > 1:
+        greedy = greedy_hypotheses(model, sources, alpha, should_stop, max_output, encoded)
     best = []
     for fin, trunc, g in zip(finished, truncated, greedy):
         ranked_h = sorted(fin + ([g] if g is not None else []) + trunc, key=lambda h: -h.score)  # stable, as beam_search
