@@ -80,10 +80,11 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.load_button = QtWidgets.QPushButton("Load the adapted model")
         self.load_button.setToolTip("switch the app to the adapted model (File → Open model switches back)")
-        buttons = QtWidgets.QHBoxLayout()
-        for b in (self.start_button, self.cancel_button, self.load_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        buttons = QtWidgets.QGridLayout()  # two rows: the tab fits a narrow dock
+        buttons.addWidget(self.start_button, 0, 0)
+        buttons.addWidget(self.cancel_button, 0, 1)
+        buttons.addWidget(self.load_button, 1, 0, 1, 2)
+        buttons.setColumnStretch(2, 1)
         self.bar = QtWidgets.QProgressBar()
         self.bar.setFormat("%v / %m updates")
         self.status = QtWidgets.QLabel("Choose where the pairs come from, name the new model and press Start.")
@@ -94,13 +95,14 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.sentence = QtWidgets.QComboBox()
         narrow_combo(self.sentence)
         self.layer, self.head = QtWidgets.QSpinBox(), QtWidgets.QSpinBox()
-        pick = QtWidgets.QHBoxLayout()
-        pick.addWidget(QtWidgets.QLabel("Cross-attention of"))
-        pick.addWidget(self.sentence, 1)
-        for label, box in (("layer", self.layer), ("head", self.head)):
+        pick = QtWidgets.QGridLayout()
+        pick.addWidget(QtWidgets.QLabel("Cross-attention, before and after, of the sentence:"), 0, 0, 1, 5)
+        pick.addWidget(self.sentence, 1, 0, 1, 5)
+        for k, (label, box) in enumerate((("layer", self.layer), ("head", self.head))):
             box.setRange(1, 1)
-            pick.addWidget(QtWidgets.QLabel(label))
-            pick.addWidget(box)
+            pick.addWidget(QtWidgets.QLabel(label), 2, 2 * k)
+            pick.addWidget(box, 2, 1 + 2 * k)
+        pick.setColumnStretch(4, 1)
         self.maps = MapRow(("before", "after"), with_diff=True)
         v = self._scrolled_body()
         for part in (form, buttons):
@@ -304,18 +306,17 @@ def _cross_shape(result) -> tuple[int, int]:
 
 
 def _summary_html(o: AdaptOutcome) -> str:
-    """A table: each shown pair's Korean, its reference, the translation before and after."""
-    rows = "".join(
-        f"<tr><td>{html.escape(ko)}</td><td>{html.escape(en)}</td><td>{html.escape(b.translation)}</td>"
-        f"<td><b>{html.escape(a.translation)}</b></td></tr>"
+    """Each shown pair: its Korean, the reference, the translation before and after (one line each,
+    so the text wraps in a narrow dock)."""
+    e = html.escape
+    parts = [
+        f"<p><b>{e(ko)}</b><br>reference: {e(en)}<br>before: {e(b.translation)}<br>after: <b>{e(a.translation)}</b></p>"
         for (ko, en), b, a in zip(o.spec.pairs, o.before, o.after)
-    )
+    ]
     more = len(o.spec.pairs) - len(o.before)
-    tail = f"<p>… and {more} more pair(s) (all in the model's card)</p>" if more > 0 else ""
-    return (
-        "<table cellspacing='4'><tr><th align='left'>Korean</th><th align='left'>reference</th>"
-        f"<th align='left'>before</th><th align='left'>after</th></tr>{rows}</table>{tail}"
-    )
+    if more > 0:
+        parts.append(f"<p>… and {more} more pair(s) (all in the model's card)</p>")
+    return "".join(parts)
 
 
 __all__ = ["AdaptPanel"]
