@@ -99,6 +99,26 @@ def test_one_pair_from_the_boxes_is_saved_shown_before_and_after_and_loadable(qt
     qtbot.waitUntil(lambda: win.checkpoint_path == str(out), timeout=WAIT_MS)
 
 
+def test_pairs_from_a_tsv_and_the_chosen_sentence_and_head_are_drawn_before_and_after(qtbot, win, base, models, tmp_path):
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text(f"# my two\n{KO[2]}\t{EN[2]}\n\n{KO[3]}\t{EN[3]}\n", encoding="utf-8")
+    panel = adapt_panel(win, steps=3, name="two")
+    panel.set_source(sources.TSV, tsv)
+    panel.start()
+    qtbot.waitUntil(lambda: panel.running is None, timeout=WAIT_MS)
+    assert panel.outcome is not None, panel.status.text()
+    card = (models / "two" / "README.md").read_text(encoding="utf-8")
+    assert "2 pair(s) from pairs.tsv" in card and f"- {KO[3]} → {EN[3]}" in card
+    assert [panel.sentence.itemText(i) for i in range(panel.sentence.count())] == [KO[2], KO[3]]
+    panel.sentence.setCurrentIndex(1)
+    panel.layer.setValue(1)
+    panel.head.setValue(2)
+    saved, original = load_checkpoint(models / "two", device="cpu"), load_checkpoint(base, device="cpu")
+    np.testing.assert_array_equal(panel.maps.a.matrix, head_map(translate(original, KO[3]), "cross", 0, 1).weights)
+    np.testing.assert_array_equal(panel.maps.b.matrix, head_map(translate(saved, KO[3]), "cross", 0, 1).weights)
+    assert html.escape(translate(saved, KO[2]).translation) in panel.summary.text()
+
+
 def test_a_model_without_a_replay_set_is_adapted_without_one_and_says_so(qtbot, tiny_checkpoint, models):
     win = open_window(qtbot, tiny_checkpoint)
     win.inputs.text.setText(KO[1])
