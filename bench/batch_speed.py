@@ -60,6 +60,21 @@ def _timed(fn) -> tuple[float, float, object]:
     return time.perf_counter() - w0, time.process_time() - c0, out
 
 
+def cpu_rounds(fns, repeats: int) -> list[tuple[list[float], list[float]]]:
+    """Per function, ``(wall s, CPU s)`` of each of ``repeats`` rounds, the functions taking turns (one
+    warm-up call each first). CPU seconds count this process's threads: with one thread per engine they
+    are the work done, less sensitive than wall time to other programs on a shared machine."""
+    for fn in fns:
+        fn()
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
+    for r in range(repeats):
+        for i in [(r + j) % len(fns) for j in range(len(fns))]:
+            wall, cpu, _ = _timed(fns[i])
+            out[i][0].append(wall)
+            out[i][1].append(cpu)
+    return out
+
+
 def shipped_file(checkpoint: str, lines: list[str], batch_size: int, beams=(1, 4)) -> list[str]:
     """Markdown rows: the text-only path on ``lines`` at each beam size (one run each)."""
     from core.checkpoints.checkpoint import load_checkpoint
@@ -121,12 +136,14 @@ def opus_rows(lines: list[str], batch_size: int, max_output: int, repeats: int, 
             their_ids = [r.hypotheses[0] for r in theirs()]
             differ = sum(a != b for a, b in zip(ours_ids, their_ids))
             n_tok = sum(map(len, ours_ids)), sum(map(len, their_ids))
-            t_ours, t_theirs = round_times([ours, theirs], repeats)
+            (t_ours, c_ours), (t_theirs, c_theirs) = cpu_rounds([ours, theirs], repeats)
             ratio = statistics.median(b / a for a, b in zip(t_ours, t_theirs))  # ours' throughput ÷ theirs, per round
+            ratio_cpu = statistics.median(b / a for a, b in zip(c_ours, c_theirs))
             batch_rows.append(
                 f"| {'greedy' if k == 1 else f'beam {k}'} | {len(texts)} | {batch_size} | {n_tok[0]} / {n_tok[1]} | "
                 f"{len(texts) / statistics.median(t_ours):.2f} | {len(texts) / statistics.median(t_theirs):.2f} | "
-                f"{ratio:.2f} | {differ} |"
+                f"{ratio:.2f} | {statistics.median(c_ours):.2f} / {statistics.median(c_theirs):.2f} | "
+                f"{ratio_cpu:.2f} | {differ} |"
             )
         # same precision, one sentence
         src = prepare_source(TEXT, ck.src_tokenizer, c.max_len, c.eos_id, c.pad_id)
@@ -167,6 +184,32 @@ def opus_rows(lines: list[str], batch_size: int, max_output: int, repeats: int, 
     return batch_rows, prec_rows
 
 
+def machine_line() -> str:
+    """CPU model, logical CPUs, SIMD flags, torch and CTranslate2 versions, and the load average now."""
+    import os
+    import platform
+
+    cpu = platform.machine()
+    try:
+        cpu = next(
+            ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        pass
+    try:
+        import ctranslate2
+
+        types = ", ".join(sorted(ctranslate2.get_supported_compute_types("cpu")))
+        ct2 = f", CTranslate2 {ctranslate2.__version__} (CPU compute types: {types})"
+    except ImportError:
+        ct2 = ", CTranslate2 not installed"
+    load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{cpu}, {os.cpu_count()} logical CPUs, flags {' '.join(cpu_flags()) or 'none found'}; torch {torch.__version__}{ct2}; "
+        f"load average {load} (1 / 5 / 15 min)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.batch_speed", description=__doc__.split("\n")[0])
     p.add_argument("--src", required=True, help="source sentences, one per line (e.g. FLORES devtest .ko)")
@@ -178,34 +221,58 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-output", type=int, default=24, help="OPUS-size rows: tokens decoded per sentence")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-shipped", action="store_true", help="skip the shipped-model rows")
+    p.add_argument("--write-docs", action="store_true", help="write the tables to docs/benchmarks-batch.md")
     a = p.parse_args(argv)
     lines = Path(a.src).read_text(encoding="utf-8").split("\n")
     lines = [ln for ln in lines if ln.strip()]
-    print(f"CPU flags: {' '.join(cpu_flags()) or 'none found'}; {torch.get_num_threads()} torch threads available")
+    out = [f"Machine at the start: {machine_line()}."]
+    say = lambda text: (out.append(text), print(text, flush=True))  # noqa: E731
+    print(out[0])
     if not a.no_shipped:
         torch.set_num_threads(a.threads)
         shipped = lines[: a.limit] if a.limit else lines
-        print(f"\nShipped model {a.checkpoint}, text only, {a.threads} threads:\n")
-        print("| decoding | sentences | batch | wall s | CPU s | sentences/s | tokens/s |\n|---|---|---|---|---|---|---|")
-        print("\n".join(shipped_file(a.checkpoint, shipped, a.batch_size)), flush=True)
+        say(
+            f"\nShipped model `{a.checkpoint}` on {len(shipped)} lines of `{Path(a.src).name}`, text only, {a.threads} threads:\n"
+        )
+        say("| decoding | sentences | batch | wall s | CPU s | sentences/s | tokens/s |\n|---|---|---|---|---|---|---|")
+        say("\n".join(shipped_file(a.checkpoint, shipped, a.batch_size)))
     if a.opus_limit:
         try:
             import ctranslate2  # noqa: F401
             import transformers  # noqa: F401
         except ImportError as exc:
-            print(f"\nOPUS-size comparison skipped: needs ctranslate2 and the import extra ({exc})")
+            say(f"\nOPUS-size comparison skipped: needs ctranslate2 and the import extra ({exc})")
             return 0
         torch.set_num_threads(1)
         batch, prec = opus_rows(lines[: a.opus_limit], a.batch_size, a.max_output, a.repeats)
         torch.set_num_threads(1)
-        print(f"\nOPUS-MT-size random model, {a.max_output} tokens per sentence, 1 thread each:\n")
-        print("| decoding | sentences | batch | tokens ours / CT2 | ours sent/s | CT2 sent/s | ours ÷ CT2 throughput | differ |")
-        print("|---|---|---|---|---|---|---|---|")
-        print("\n".join(batch))
-        print(f"\nSame precision, one sentence, {a.max_output} tokens, greedy, 1 thread each:\n")
-        print("| ours | CTranslate2 | ours app ms/tok | ours plain ms/tok | CT2 ms/tok | ours ÷ CT2 (app / plain) | tokens |")
-        print("|---|---|---|---|---|---|---|")
-        print("\n".join(prec))
+        say(
+            f"\nOPUS-MT-size random model, the first {a.opus_limit} lines of `{Path(a.src).name}`, "
+            f"{a.max_output} tokens per sentence, 1 thread each, medians of {a.repeats} rounds:\n"
+        )
+        say(
+            "| decoding | sentences | batch | tokens ours / CT2 | ours sent/s | CT2 sent/s | ours ÷ CT2 throughput (wall) "
+            "| CPU s ours / CT2 | ours ÷ CT2 throughput (CPU) | outputs differing |"
+        )
+        say("|---|---|---|---|---|---|---|---|---|---|")
+        say("\n".join(batch))
+        say(f"\nSame precision, one sentence, {a.max_output} tokens, greedy, 1 thread each:\n")
+        say("| ours | CTranslate2 | ours app ms/tok | ours plain ms/tok | CT2 ms/tok | ours ÷ CT2 (app / plain) | tokens |")
+        say("|---|---|---|---|---|---|---|")
+        say("\n".join(prec))
+    say(f"\nMachine at the end: {machine_line()}.")
+    if a.write_docs:
+        from bench import checkout
+
+        cmd = "python -m bench.batch_speed " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+        (checkout() / "docs" / "benchmarks-batch.md").write_text(
+            "# Benchmarks: file-scale batches and CTranslate2 at the same precision\n\n"
+            f"Generated by `{cmd}` (do not edit by hand). A load average above the CPU count means the machine was "
+            "shared while it ran: wall times are then **measured under load**; the CPU-second columns are less affected.\n\n"
+            + "\n".join(out)
+            + "\n",
+            encoding="utf-8",
+        )
     return 0
 
 
