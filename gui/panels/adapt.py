@@ -96,7 +96,9 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         narrow_combo(self.sentence)
         self.layer, self.head = QtWidgets.QSpinBox(), QtWidgets.QSpinBox()
         pick = QtWidgets.QGridLayout()
-        pick.addWidget(QtWidgets.QLabel("Cross-attention, before and after, of the sentence:"), 0, 0, 1, 5)
+        heading = QtWidgets.QLabel("Cross-attention, before and after, of the sentence:")
+        heading.setWordWrap(True)  # the experiments dock is narrow
+        pick.addWidget(heading, 0, 0, 1, 5)
         pick.addWidget(self.sentence, 1, 0, 1, 5)
         for k, (label, box) in enumerate((("layer", self.layer), ("head", self.head))):
             box.setRange(1, 1)

@@ -81,12 +81,21 @@ class LearnControls(QtWidgets.QWidget):
         }
         for name, tip in tips.items():
             self.buttons[name].setToolTip(tip)
+        for combo in (self.task, self.kind):  # the dock is narrow: a long entry is elided, never widens it
+            combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(14)
+        # short rows, so the tab fits the experiments dock at 1280 px (Detach gives the wide view)
         rows = [
-            [QtWidgets.QLabel("Task"), self.task, QtWidgets.QLabel("layers"), self.layers, QtWidgets.QLabel("heads"), self.heads],
-            [QtWidgets.QLabel("d_model"), self.d_model, QtWidgets.QLabel("lr"), self.lr, self.causal],
-            [QtWidgets.QLabel("every"), self.every, QtWidgets.QLabel("until update"), self.until],
-            [self.buttons[n] for n in ("train", "pause", "resume", "step", "reset")],
-            [self.kind, self.follow_best, self.buttons["export"], self.buttons["detach"]],
+            [QtWidgets.QLabel("Task"), self.task],
+            [QtWidgets.QLabel("layers"), self.layers, QtWidgets.QLabel("heads"), self.heads],
+            [QtWidgets.QLabel("d_model"), self.d_model, QtWidgets.QLabel("lr"), self.lr],
+            [self.causal],
+            [QtWidgets.QLabel("every"), self.every, QtWidgets.QLabel("until"), self.until],
+            [self.buttons[n] for n in ("train", "pause", "resume")],
+            [self.buttons[n] for n in ("step", "reset")],
+            [self.kind],
+            [self.follow_best],
+            [self.buttons["export"], self.buttons["detach"]],
         ]
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

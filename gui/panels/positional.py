@@ -51,9 +51,12 @@ class PositionalPanel(WorkerTab):
         self._seen: tuple | None = None
         top = QtWidgets.QHBoxLayout()
         self.side = QtWidgets.QComboBox()
+        self.side.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.side.setMinimumContentsLength(12)  # a long entry is elided: the tab fits the narrow dock
         for key, label in SIDES.items():
             self.side.addItem(label, key)
-        self.all_rows = QtWidgets.QCheckBox("all max_len positions")
+        self.all_rows = QtWidgets.QCheckBox("all positions")
+        self.all_rows.setToolTip("every position up to the model's max_len, not only the current tokens and a few more")
         self.popout_button = QtWidgets.QPushButton(DETACH_TEXT)
         top.addWidget(QtWidgets.QLabel("Table:"))
         top.addWidget(self.side, 1)
