@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import Tensor
@@ -34,6 +35,7 @@ from core.decoding.strategy import DecodingStrategy, as_strategy
 from core.errors import InputError
 from core.textio import clean_text
 from core.transformer.kv_cache import LayerCache
+from core.transformer.layers import DecoderLayer
 from core.transformer.model import Transformer
 
 DEFAULT_BATCH_SIZE = 32  # sentences per batch
@@ -134,7 +136,8 @@ def encode_grouped(model: Transformer, src: Tensor, src_key_padding_mask: Tensor
     if len(groups) == 1:
         return model.encode(src, src_key_padding_mask).memory, None
     b, s_len = src.shape
-    memory, cross = None, []
+    memory: Tensor | None = None
+    cross: list[tuple[Tensor, Tensor]] = []
     for g in groups:
         s_g = max(lengths[i] for i in g)
         index = torch.tensor(g, device=src.device)
@@ -143,12 +146,13 @@ def encode_grouped(model: Transformer, src: Tensor, src_key_padding_mask: Tensor
             memory = m.new_zeros(b, s_len, m.size(-1))
         memory[index, :s_g] = m
         for layer_no, layer in enumerate(model.decoder_layers):
-            k, v = layer.cross_attn.project_kv(m)  # [n_g, H, s_g, d_head]
+            k, v = cast(DecoderLayer, layer).cross_attn.project_kv(m)  # [n_g, H, s_g, d_head]
             if len(cross) <= layer_no:
                 cross.append((k.new_zeros(b, k.size(1), s_len, k.size(3)), v.new_zeros(b, v.size(1), s_len, v.size(3))))
             cross[layer_no][0][index, :, :s_g] = k
             cross[layer_no][1][index, :, :s_g] = v
     cache = [LayerCache(ck[:, :, :0], cv[:, :, :0], ck, cv) for ck, cv in cross]
+    assert memory is not None  # (at least one group)
     return memory, cache
 
 
@@ -289,7 +293,9 @@ def beam_hypotheses(
             next_active, parents, next_last, next_lp = [], [], [], []
             start = 0
             for i, n, cands in zip(active, n_rows, ranked):
-                new_seqs, new_lp, new_par = [], [], []
+                new_seqs: list[list[int]] = []
+                new_lp: list[float] = []
+                new_par: list[int] = []
                 for rank, (lp, flat) in enumerate(cands):
                     if lp == float("-inf"):  # only excluded candidates are left
                         break
@@ -336,7 +342,7 @@ def beam_hypotheses(
             logps = torch.tensor(next_lp, device=device)
     greedy: list[Hypothesis | None] = [None] * len(sources)
     if keep_greedy and beam > 1:
-        greedy = greedy_hypotheses(model, sources, alpha, should_stop, max_output, encoded)
+        greedy = list(greedy_hypotheses(model, sources, alpha, should_stop, max_output, encoded))
     best = []
     for fin, trunc, g in zip(finished, truncated, greedy):
         ranked_h = sorted(fin + ([g] if g is not None else []) + trunc, key=lambda h: -h.score)  # stable, as beam_search
