@@ -157,7 +157,8 @@ def install(run=subprocess.run) -> int:
         if run(update).returncode != 0 or run(cmd).returncode != 0:
             print("error: apt-get failed; the packages are: " + " ".join(missing), file=sys.stderr)
             return 1
-    left = subprocess.run([sys.executable, __file__, "--missing"], capture_output=True, text=True).stdout.split()
+    importlib.invalidate_caches()  # python3-venv may have brought ensurepip; dlopen caches no failure
+    left = missing_packages()
     if left:
         print(f"error: still missing after apt-get: {' '.join(left)}", file=sys.stderr)
         return 1

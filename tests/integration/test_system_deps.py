@@ -170,17 +170,19 @@ def test_install_names_only_what_is_missing_and_venv_where_ensurepip_is_gone():
 
 
 def test_install_runs_apt_get_once_for_the_missing_and_updates_only_when_that_fails(monkeypatch, capsys):
-    monkeypatch.setattr(system_deps, "missing_packages", lambda: ["libxcb-cursor0", "python3-venv"])
+    installed = []  # the packages are missing until an apt-get install succeeds; the check afterwards sees that
+    monkeypatch.setattr(system_deps, "missing_packages", lambda: [] if installed else ["libxcb-cursor0", "python3-venv"])
     monkeypatch.setattr(system_deps.sys, "platform", "linux")
     monkeypatch.setattr(system_deps.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(system_deps.os, "geteuid", lambda: 1000)
-    # the check afterwards runs this file in a new process; here it finds nothing missing
-    monkeypatch.setattr(system_deps.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
     calls, codes = [], iter([100, 0, 0])  # install fails (stale lists), update, install again
 
     def run(cmd):
         calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, next(codes))
+        code = next(codes)
+        if code == 0 and "install" in cmd:
+            installed.append(cmd)
+        return subprocess.CompletedProcess(cmd, code)
 
     assert system_deps.install(run) == 0
     install = ["sudo", "apt-get", "install", "-y", "--no-install-recommends", "libxcb-cursor0", "python3-venv"]
