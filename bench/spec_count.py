@@ -1,0 +1,87 @@
+"""How many times one decoder step in the running window computes each spec function: the
+baseline for computing the view's spec once per change.
+
+    python -m bench.spec_count [--steps 5] [--kinds encoder decoder cross masks]
+
+Builds the real window on a synthetic result (6 layers × 8 heads, 40 steps, no model), then for
+each view kind steps back and forth ``--steps`` times with the step controls (each step painted) and
+prints, per step, how often ``view_at``, ``masks_at``, ``AttentionMaps.truncated``, ``derived_maps``
+and ``clamped`` ran (wrapped where every module imported them) and ``ViewModel.settle``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+
+
+def _count_calls(counts: collections.Counter) -> None:
+    """Wrap the spec functions in every loaded gui module that imported them (and the methods)."""
+    from core.transformer.maps import AttentionMaps
+    from gui.state import derived, view_data, view_kinds, view_model, view_spec
+
+    originals = {
+        "view_at": view_kinds.view_at,
+        "masks_at": view_data.masks_at,
+        "derived_maps": derived.derived_maps,
+        "clamped": view_spec.clamped,
+    }
+
+    def wrap(name, fn):
+        def counted(*a, **k):
+            counts[name] += 1
+            return fn(*a, **k)
+
+        return counted
+
+    wrapped = {name: wrap(name, fn) for name, fn in originals.items()}
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith(("gui.", "core.")):
+            for name, fn in originals.items():
+                if getattr(module, name, None) is fn:
+                    setattr(module, name, wrapped[name])
+    AttentionMaps.truncated = wrap("AttentionMaps.truncated", AttentionMaps.truncated)
+    view_model.ViewModel.settle = wrap("ViewModel.settle", view_model.ViewModel.settle)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.spec_count", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--kinds", nargs="+", default=["encoder", "decoder", "cross", "masks"])
+    args = ap.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6 import QtWidgets
+
+    from bench.run import synthetic_translation
+    from gui.app import register_fonts
+    from gui.window.main_window import MainWindow
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    n = 40
+    win = MainWindow(font_family=register_fonts())
+    win.resize(1600, 950)
+    win.show()
+    win.show_result(synthetic_translation(6, 8, n), n - 1)
+    app.processEvents()
+    counts: collections.Counter = collections.Counter()
+    _count_calls(counts)
+    print(f"calls per decoder step ({args.steps} steps each, synthetic 6 x 8 heads, {n} steps, 1600x950 offscreen)")
+    position = n - 1  # the step shown; each move below changes it
+    for kind in args.kinds:
+        win.set_view(kind)
+        app.processEvents()
+        counts.clear()
+        for _ in range(args.steps):
+            position = 2 * n - 1 - position  # alternately to step n - 1 and n
+            win.go_to_step(position)
+            app.processEvents()
+        per_step = {name: round(c / args.steps, 1) for name, c in sorted(counts.items())}
+        print(f"{kind:8s} {per_step}")
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
