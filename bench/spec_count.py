@@ -1,33 +1,41 @@
-"""How many times one decoder step in the running window computes each spec function: the
-baseline for computing the view's spec once per change.
+"""How many times one decoder step in the running window computes each part of what is drawn:
+the view model builds one frame per change (gui/state/view_spec.py), so each should be 1.
 
     python -m bench.spec_count [--steps 5] [--kinds encoder decoder cross masks]
 
 Builds the real window on a synthetic result (6 layers × 8 heads, 40 steps, no model), then for
 each view kind steps back and forth ``--steps`` times with the step controls (each step painted) and
-prints, per step, how often ``view_at``, ``masks_at``, ``AttentionMaps.truncated``, ``derived_maps``
-and ``clamped`` ran (wrapped where every module imported them) and ``ViewModel.settle``.
+prints, per step, how often ``build_frame``, ``view_at``, ``masks_of`` (the masks given, cut from
+the maps), ``AttentionMaps.truncated``, ``derived_maps`` and ``mask_cells`` ran (wrapped in every
+module that imported them). ``count_calls`` is what ``tests/gui`` uses to hold the count at 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import collections.abc
 import os
 import sys
 
+#: the functions counted, as (module, name)
+COUNTED = (
+    ("gui.state.view_spec", "build_frame"),
+    ("gui.state.view_kinds", "view_at"),
+    ("gui.state.view_data", "masks_of"),
+    ("gui.state.view_data", "mask_cells"),
+    ("gui.state.derived", "derived_maps"),
+)
 
-def _count_calls(counts: collections.Counter) -> None:
-    """Wrap the spec functions in every loaded gui module that imported them (and the methods)."""
+
+def count_calls(counts: collections.Counter) -> collections.abc.Callable[[], None]:
+    """Count calls of :data:`COUNTED` and ``AttentionMaps.truncated`` into ``counts`` (wrapped
+    in every loaded gui/core module that imported them by name). Returns a function that undoes it."""
+    import importlib
+
     from core.transformer.maps import AttentionMaps
-    from gui.state import derived, view_data, view_kinds, view_model, view_spec
 
-    originals = {
-        "view_at": view_kinds.view_at,
-        "masks_at": view_data.masks_at,
-        "derived_maps": derived.derived_maps,
-        "clamped": view_spec.clamped,
-    }
+    originals = {name: getattr(importlib.import_module(mod), name) for mod, name in COUNTED}
 
     def wrap(name, fn):
         def counted(*a, **k):
@@ -37,13 +45,22 @@ def _count_calls(counts: collections.Counter) -> None:
         return counted
 
     wrapped = {name: wrap(name, fn) for name, fn in originals.items()}
+    patched = []
     for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith(("gui.", "core.")):
+        if getattr(module, "__name__", "").startswith(("gui.", "core.", "bench.")):
             for name, fn in originals.items():
                 if getattr(module, name, None) is fn:
                     setattr(module, name, wrapped[name])
-    AttentionMaps.truncated = wrap("AttentionMaps.truncated", AttentionMaps.truncated)
-    view_model.ViewModel.settle = wrap("ViewModel.settle", view_model.ViewModel.settle)
+                    patched.append((module, name, fn))
+    truncated = AttentionMaps.truncated
+    AttentionMaps.truncated = wrap("AttentionMaps.truncated", truncated)
+
+    def undo() -> None:
+        for module, name, fn in patched:
+            setattr(module, name, fn)
+        AttentionMaps.truncated = truncated
+
+    return undo
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     win.show_result(synthetic_translation(6, 8, n), n - 1)
     app.processEvents()
     counts: collections.Counter = collections.Counter()
-    _count_calls(counts)
+    count_calls(counts)
     print(f"calls per decoder step ({args.steps} steps each, synthetic 6 x 8 heads, {n} steps, 1600x950 offscreen)")
     position = n - 1  # the step shown; each move below changes it
     for kind in args.kinds:

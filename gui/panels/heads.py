@@ -16,8 +16,8 @@ from core.transformer.kinds import AttentionKind
 from gui.panels.context import Panel, PanelContext
 from gui.state import derived as dv
 from gui.state import view_kinds
-from gui.state.view_kinds import view_at, view_title
-from gui.state.view_spec import clamped, enlarged_spec
+from gui.state.view_kinds import view_title
+from gui.state.view_spec import ViewFrame
 from gui.widgets.alignment import AlignmentPanel
 
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
@@ -153,7 +153,7 @@ class HeadTablePanel(QtWidgets.QWidget):
 class HeadTools(QtCore.QObject, Panel):
     """The "Heads" tab (every head of the view in a sortable table) and the "Alignment lines" tab
     beside the enlarged map. Both follow the view model and show what
-    :func:`gui.state.view_spec.enlarged_spec` enlarges; they fill only while their tab is shown."""
+    the view model's frame (:class:`gui.state.view_spec.ViewFrame`) enlarges; they fill only while their tab is shown."""
 
     name = "heads"
 
@@ -171,7 +171,8 @@ class HeadTools(QtCore.QObject, Panel):
         for tabs in (ctx.tabs, self.map_tabs):
             tabs.currentChanged.connect(lambda _: self.refresh())
         self._state: tuple | None = None  # (view, layer, head, derived map or None) on screen
-        self._seen: tuple | None = None  # what _state was made from
+        self._seen: ViewFrame | None = None  # the frame _state was made from
+        self._masks_shown = False  # the Masks view's "no heads" is on screen
         self._done: dict[str, object] = {}  # what the table / lines last showed
         ctx.vm.subscribe(self._follow)
 
@@ -180,25 +181,20 @@ class HeadTools(QtCore.QObject, Panel):
 
     def _follow(self) -> None:
         """The view model changed: take the enlarged map's view, head and derived cell."""
-        vm = self.vm
-        r = vm.result
-        if r is None:
+        frame = self.vm.frame()  # what the enlarged map shows: gui/state/view_spec.py
+        if frame is None:
             return
-        view = view_kinds.get(vm.kind)
-        if view.is_masks:
-            if self._seen != (vm.kind,):
-                self._seen = (vm.kind,)
+        if frame.view is None:  # the Masks view
+            if not self._masks_shown:
+                self._seen, self._masks_shown = None, True
                 self.clear()
             return
-        # encoder maps do not change while the decoder steps; the key holds the tensors themselves
-        source, step = view.drawn_key(r, vm.step)
-        seen = (source, vm.kind, step, tuple(vm.selected), vm.derived)
-        if self._seen is not None and len(self._seen) == len(seen) and seen[0] is self._seen[0] and seen[1:] == self._seen[1:]:
+        self._masks_shown = False
+        if frame.same_picture(self._seen):
             return
-        self._seen = seen
-        spec = enlarged_spec(vm)
-        layer, head = clamped(vm)
-        self._state = (spec.view, layer, head, spec.derived)
+        self._seen = frame
+        layer, head = frame.selected
+        self._state = (frame.view, layer, head, frame.enlarged.derived)
         self._done = {}
         self.refresh()
 
@@ -220,7 +216,7 @@ class HeadTools(QtCore.QObject, Panel):
 
     def _fill_table(self) -> None:
         v, layer, head, chosen = self._state
-        rows = dv.head_rows(self.vm.result, self.vm.step, v.kind)
+        rows = dv.head_rows(self._seen.step, v.kind)
         self.table.set_rows(rows, None if chosen is not None else (layer, head))
         note = (
             " The next token is impossible here: the causal mask hides it."
@@ -244,7 +240,7 @@ class HeadTools(QtCore.QObject, Panel):
             return None
         v, layer, head, chosen = self._state
         if chosen is None and self.align.mean.isChecked():
-            chosen = next(d for d in dv.derived_maps(self.vm.result, self.vm.step, v) if d.key == ("mean", layer))
+            chosen = next(d for d in self._seen.derived if d.key == ("mean", layer))
         if chosen is not None:
             return chosen
         return dv.DerivedMap(
@@ -271,7 +267,7 @@ class HeadTools(QtCore.QObject, Panel):
             m.row_label,
             m.col_label,
             f"{view_title(r, v.kind)} — {what}",
-            dv.query_valid(r, self.vm.step, v.kind),
+            dv.query_valid(self._seen.step, v.kind),
         )
         self._done["lines"] = self.align.mean.isChecked()
 
@@ -284,7 +280,7 @@ class HeadTools(QtCore.QObject, Panel):
         m = self.alignment_map()
         if m is None:
             return {}
-        v = view_at(self.vm.result, self.vm.step, self._state[0].kind)
+        v = self._state[0]
         key = m.key
         what = (
             (f"{key[0]} layer {key[1] + 1}" if key[0] == "mean" else "rollout")
@@ -297,7 +293,7 @@ class HeadTools(QtCore.QObject, Panel):
             "derived_align_mask": np.asarray(m.mask, dtype=bool),
             "derived_align_rows": np.array(m.row_tokens, dtype=str),
             "derived_align_cols": np.array(m.col_tokens, dtype=str),
-            "derived_align_query_valid": dv.query_valid(self.vm.result, self.vm.step, v.kind),
+            "derived_align_query_valid": dv.query_valid(self._seen.step, v.kind),
             "derived_align_kind": np.array(v.kind),
             "derived_align_what": np.array(what),
             "derived_align_focus": np.int64(-1 if self.lines.focus is None else self.lines.focus + 1),

@@ -20,7 +20,6 @@ from gui.panels.pair_views import DETACH_TEXT
 from gui.panels.worker_tab import WorkerTab
 from gui.state import view_kinds
 from gui.state.view_data import quote
-from gui.state.view_kinds import view_at
 from gui.widgets.colormap import Colormap
 from gui.widgets.labels import MAX_CHARS
 from gui.widgets.strips import PopOut, StripStack
@@ -118,8 +117,8 @@ class InsidePanel(WorkerTab):
             self._seen = key
             self.show_message(problem)
             return
-        v = view_at(vm.result, vm.step, vm.kind)
-        n_layers, n_heads, rows = v.weights.shape[:3]
+        v = vm.frame().view  # the view's maps as drawn (problem_with ruled out the Masks view)
+        rows = v.weights.shape[2]
         if self.query.maximum() != rows:
             self.query.blockSignals(True)
             self.query.setRange(1, rows)
@@ -129,7 +128,7 @@ class InsidePanel(WorkerTab):
             return
         q = self.query.value()
         self._seen = key = key[:4] + (q,) + key[5:]
-        layer, head = min(vm.selected[0], n_layers - 1), min(vm.selected[1], n_heads - 1)
+        layer, head = vm.selected  # the view model keeps it within the result
         self._pending = (np.array(v.weights[layer, head, q - 1]), key)
         result, kind = vm.result, view_kinds.get(vm.kind).core_kind
         self.message.setText(f"computing the inside of layer {layer + 1}, head {head + 1}, query {q} …")

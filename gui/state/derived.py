@@ -19,7 +19,7 @@ import torch
 from core.analysis import head_stats
 from core.decoding.translate import Translation
 from gui.state import view_kinds
-from gui.state.view_data import ViewData
+from gui.state.view_data import StepMaps, ViewData, step_maps
 from gui.state.view_kinds import view_at, view_title
 
 DERIVED = "(derived)"
@@ -112,16 +112,17 @@ def _core_kind(kind: str) -> str:
     return core
 
 
-def query_valid(result: Translation, k: int, kind: str) -> np.ndarray:
-    """``[rows]`` bool: False where the query is a padding position (as :func:`head_stats.kind_masks`)."""
-    return head_stats.kind_masks(result.maps.truncated(k), _core_kind(kind))[2].numpy().astype(bool)
+def query_valid(step: StepMaps, kind: str) -> np.ndarray:
+    """``[rows]`` bool: False where the query is a padding position (as :func:`head_stats.kind_masks`)
+    in the maps of ``step`` (:func:`gui.state.view_data.step_maps`)."""
+    return head_stats.kind_masks(step.maps, _core_kind(kind))[2].numpy().astype(bool)
 
 
-def head_rows(result: Translation, k: int, kind: str) -> list[head_stats.HeadStats]:
-    """The head table of one view kind at step ``k`` (layer, head order; 1-based), from
+def head_rows(step: StepMaps, kind: str) -> list[head_stats.HeadStats]:
+    """The head table of one view kind at ``step`` (layer, head order; 1-based), from
     :func:`head_stats.head_table` on the maps the model computed up to that step; empty while the
     view has no query or no key (decoder and cross before the first step)."""
-    maps, core_kind = result.maps.truncated(k), _core_kind(kind)
+    maps, core_kind = step.maps, _core_kind(kind)
     if 0 in head_stats.kind_masks(maps, core_kind)[0].shape[-2:]:
         return []  # head_table cannot index an empty key axis (core: sink_keys is a float tensor then)
     return head_stats.head_table(maps, core_kind)
@@ -154,10 +155,11 @@ def derived_arrays(result: Translation, k: int) -> dict[str, np.ndarray]:
     ``[S, S]``, and the head table of each view as ``derived_heads_<view>_<column>`` (see
     :func:`table_arrays`)."""
     out: dict[str, np.ndarray] = {}
+    step = step_maps(result, k)
     for kind in (view.name for view in view_kinds.attention_views()):
-        v = view_at(result, k, kind)
+        v = view_at(result, k, kind, step)
         out[f"derived_mean_{kind}"] = layer_means(v)
-        out.update(table_arrays(head_rows(result, k, kind), f"derived_heads_{kind}_"))
+        out.update(table_arrays(head_rows(step, kind), f"derived_heads_{kind}_"))
     out["derived_rollout"] = head_stats.rollout(result.maps.encoder_self).numpy()
     return out
 

@@ -14,7 +14,7 @@ from gui.state.lecture import Lecture, LectureStep
 
 @dataclass
 class Page:
-    """What one lecture step's page says (the map itself is :func:`gui.state.view_spec.enlarged_spec`):
+    """What one lecture step's page says (the map itself is the view model's :class:`gui.state.view_spec.ViewFrame`):
     ``heading`` "3 / 12 · title", ``sentence`` source → output so far, ``where`` the decoder step,
     ``settings`` the switches, ``drawn`` the kind, layer and head of the map, ``caption``, ``note``
     (what the experiment gave: losses, the ablated output, the inside of the step …) and ``error``
@@ -40,8 +40,6 @@ def heading(lecture: Lecture, step: LectureStep) -> str:
 def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error: str = "") -> Page:
     """The texts of ``step``'s page from the view model ``vm`` that shows it (None or ``error``:
     an error page that repeats the step as written)."""
-    from gui.state.view_spec import enlarged_spec
-
     problems = error or "\n".join(step.problems)
     base = Page(
         step.number,
@@ -64,8 +62,8 @@ def page_of(lecture: Lecture, step: LectureStep, vm=None, note: str = "", error:
     so_far = vm.full_text() if vm.step >= len(r.steps) and vm.full_text() is not None else vm.text_at()
     base.sentence = f"{r.source.text}  →  {so_far or '…'}" + ("  (the reference)" if vm.teacher_forced else "")
     base.where = vm.step_description()
-    spec = enlarged_spec(vm, presenter=True)
-    base.drawn = spec.title if spec is not None else ""
+    frame = vm.frame()
+    base.drawn = frame.enlarged.presenter_title if frame is not None else ""
     return base
 
 

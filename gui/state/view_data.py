@@ -13,6 +13,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # no torch for reading lecture files and registering view kinds
     from core.decoding.translate import Translation
+    from core.transformer.maps import AttentionMaps
 
 #: the Masks view's cells, in grid order
 MASK_TITLES = (
@@ -51,9 +52,34 @@ def quote(token: str) -> str:
     return f"⟨{token}⟩"
 
 
+@dataclass(frozen=True)
+class StepMaps:
+    """A result's maps at decoder step ``k``, cut once: ``maps`` is ``result.maps.truncated(k)``
+    (decoder rows ``[.., k, ..]``) and ``masks`` its masks given (:func:`masks_of`; True =
+    masked). Every map drawn for one step is cut from one of these."""
+
+    result: Translation
+    k: int
+    maps: AttentionMaps
+    masks: dict[str, np.ndarray]
+
+
+def step_maps(result: Translation, k: int) -> StepMaps:
+    """:class:`StepMaps` of ``result`` at step ``k`` (the maps truncated once)."""
+    m = result.maps.truncated(k)
+    return StepMaps(result, k, m, masks_of(m))
+
+
 def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
-    """The masks the model was **given** up to step k (bool, True = masked), from
-    ``result.maps.applied`` (never rebuilt from token ids):
+    """The masks the model was **given** up to step k (bool, True = masked): :func:`masks_of` of
+    ``result.maps.truncated(k)``."""
+    return masks_of(result.maps.truncated(k))
+
+
+def masks_of(m: AttentionMaps) -> dict[str, np.ndarray]:
+    """The masks the model was **given** in ``m``, a result's maps cut to step k
+    (``result.maps.truncated(k)``), as numpy (bool, True = masked), from ``m.applied`` (never
+    rebuilt from token ids):
 
     decoder_self ``[T, T]`` (row t as given when query t was computed), decoder_self_given ``[T]``
     (False = that row ran with no mask), decoder_keys ``[T, T]`` (False = key not computed yet
@@ -62,7 +88,6 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     none was), and the key padding inputs src_key_padding ``[S]`` / tgt_key_padding ``[T]``.
     ``recorded`` is False when the result carries no applied masks (then all masks are False).
     """
-    m = result.maps.truncated(k)
     t, s = len(m.tgt_tokens), len(m.src_tokens)
     a = m.applied
     out: dict[str, np.ndarray] = {
@@ -93,29 +118,29 @@ def masks_at(result: Translation, k: int) -> dict[str, np.ndarray]:
     return out
 
 
-def _masks_used(result: Translation, k: int, m):
-    """The masks of the three attentions at step ``k`` as the maps are drawn with them (bool,
+def _masks_used(step: StepMaps):
+    """The masks of the three attentions at ``step`` as the maps are drawn with them (bool,
     True = masked): encoder ``[S, S]``, decoder ``[T, T]`` (also True where a key was not
-    computed yet under the KV cache) and cross ``[T, S]``. ``m``: ``result.maps.truncated(k)``."""
+    computed yet under the KV cache) and cross ``[T, S]``."""
+    m, masks = step.maps, step.masks
     if m.applied is None:  # a result without recorded masks: the masks as the maps define them
         return m.encoder_mask.numpy(), m.decoder_self_mask.numpy(), m.cross_mask.numpy()
-    masks = masks_at(result, k)
     s = len(m.src_tokens)
     enc_mask = np.broadcast_to(masks["encoder"][None, :], (s, s))
     return enc_mask, masks["decoder_self"] | ~masks["decoder_keys"], masks["cross"]
 
 
-def encoder_view(result: Translation, k: int) -> MapData:
+def encoder_view(step: StepMaps) -> MapData:
     """Encoder self-attention ``[L, H, S, S]`` with its key mask (the same at every step)."""
-    m = result.maps.truncated(k)
+    m = step.maps
     src = m.src_tokens
-    return MapData(m.encoder_self.numpy(), _masks_used(result, k, m)[0], src, src, "source query", "source key")
+    return MapData(m.encoder_self.numpy(), _masks_used(step)[0], src, src, "source query", "source key")
 
 
-def decoder_view(result: Translation, k: int) -> MapData:
+def decoder_view(step: StepMaps) -> MapData:
     """Decoder self-attention at step ``k``: ``[L, H, k, k]`` (KV cache: a key not computed yet
     is masked); for teacher forcing without the causal mask ``[L, H, k, T]``, unmasked."""
-    m = result.maps.truncated(k)
+    m, result, k = step.maps, step.result, step.k
     tgt = m.tgt_tokens
     if not getattr(result, "causal", True):
         # teacher forcing without the causal mask: query row t saw all T keys, future included
@@ -129,13 +154,13 @@ def decoder_view(result: Translation, k: int) -> MapData:
             "target query",
             "target key (all T)",
         )
-    return MapData(m.decoder_self.numpy(), _masks_used(result, k, m)[1], tgt, tgt, "target query", "target key")
+    return MapData(m.decoder_self.numpy(), _masks_used(step)[1], tgt, tgt, "target query", "target key")
 
 
-def cross_view(result: Translation, k: int) -> MapData:
+def cross_view(step: StepMaps) -> MapData:
     """Cross-attention (decoder → encoder) at step ``k``: ``[L, H, k, S]`` with the mask given."""
-    m = result.maps.truncated(k)
-    return MapData(m.cross.numpy(), _masks_used(result, k, m)[2], m.tgt_tokens, m.src_tokens, "target query", "source key")
+    m = step.maps
+    return MapData(m.cross.numpy(), _masks_used(step)[2], m.tgt_tokens, m.src_tokens, "target query", "source key")
 
 
 def mask_state(mask: np.ndarray, present: np.ndarray | None = None) -> np.ndarray:
@@ -146,11 +171,10 @@ def mask_state(mask: np.ndarray, present: np.ndarray | None = None) -> np.ndarra
     return img
 
 
-def mask_cells(result: Translation, k: int) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
-    """The masks given at step k as ``(title, image [rows, cols], row tokens, col tokens)``; the
+def mask_cells(step: StepMaps) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
+    """The masks given at ``step`` as ``(title, image [rows, cols], row tokens, col tokens)``; the
     image is :func:`mask_state` (1 masked, 0 may attend, NaN key not computed yet)."""
-    m = result.maps.truncated(k)
-    masks = masks_at(result, k)
+    m, masks = step.maps, step.masks
     src, tgt = m.src_tokens, m.tgt_tokens
     images = [
         mask_state(masks["decoder_self"], masks["decoder_keys"]),

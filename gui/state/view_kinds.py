@@ -18,7 +18,16 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 from core.transformer.kinds import AttentionKind
-from gui.state.view_data import CAUSAL_OFF_TITLE, MapData, ViewData, cross_view, decoder_view, encoder_view
+from gui.state.view_data import (
+    CAUSAL_OFF_TITLE,
+    MapData,
+    StepMaps,
+    ViewData,
+    cross_view,
+    decoder_view,
+    encoder_view,
+    step_maps,
+)
 
 if TYPE_CHECKING:
     from core.decoding.translate import Translation
@@ -34,8 +43,9 @@ class ViewKind:
 
     ``name``: its key everywhere ("cross"): the view model's ``kind``, lecture files'
     ``view = …``, file names and .npz keys. ``title``: the menu and map text. ``attention``: the
-    attention kind it shows, None for a view of mask cells (the Masks view). ``cut(result, k)``:
-    its maps at decoder step ``k`` as :class:`MapData` (weights ``[L, H, rows, cols]``, rows =
+    attention kind it shows, None for a view of mask cells (the Masks view). ``cut(step)``:
+    its maps at a decoder step (a :class:`StepMaps`: the result's maps cut once) as
+    :class:`MapData` (weights ``[L, H, rows, cols]``, rows =
     queries, columns = keys; mask ``[rows, cols]``, True = masked); None for the masks.
     ``derived``: its derived cells, a subset of :data:`DERIVED_CELLS` in grid order.
     ``cli``: its ``--view`` name (default ``name``). ``causal_off_title``: the title when a
@@ -44,7 +54,7 @@ class ViewKind:
     name: str
     title: str
     attention: AttentionKind | None
-    cut: Callable[[Translation, int], MapData] | None
+    cut: Callable[[StepMaps], MapData] | None
     derived: tuple[str, ...] = ("mean",)
     cli: str = ""
     causal_off_title: str | None = None
@@ -163,17 +173,18 @@ def for_attention(kind: str | AttentionKind) -> ViewKind:
     raise ValueError(f"no view shows attention kind {kind!r}")
 
 
-def view_at(result: Translation, k: int, kind: str) -> ViewData:
+def view_at(result: Translation, k: int, kind: str, step: StepMaps | None = None) -> ViewData:
     """Heatmap data of view ``kind`` at step ``k`` (see :attr:`ViewKind.cut`): weights
     ``[L, H, rows, cols]``, the mask the query could not see ``[rows, cols]`` (True = masked:
     the mask the model was given, or, decoder under the KV cache, a key not computed yet).
+    ``step``: the result's maps already cut to ``k`` (:func:`view_data.step_maps`), else cut here.
 
     Raises:
         ValueError: an unknown view, or the masks view (its cells: :func:`view_data.mask_cells`)."""
     v = get(kind)
     if v.cut is None:
         raise ValueError("the masks view has its own cells: use mask_cells()")
-    m = v.cut(result, k)
+    m = v.cut(step if step is not None else step_maps(result, k))
     return ViewData(**{f.name: getattr(m, f.name) for f in fields(MapData)}, kind=v.name)
 
 

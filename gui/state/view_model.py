@@ -3,8 +3,9 @@ texts the panels show. :class:`MainWindow` only wires widgets to it; tests drive
 
 Every change bumps ``version`` and calls the plain-Python callbacks registered with
 :meth:`ViewModel.subscribe` (Present mode and the tabs follow the window that way, without
-polling); what is drawn from this state is decided in :mod:`gui.state.view_spec`. Steps follow the
-decoder: at step k (0 ≤ k ≤ n) the decoder has consumed k inputs (BOS first) and chosen k tokens.
+polling). What is drawn from this state is one :class:`gui.state.view_spec.ViewFrame`, built once
+per change (:meth:`ViewModel.frame`), which also keeps the selection valid for the result on screen.
+Steps follow the decoder: at step k (0 ≤ k ≤ n) the decoder has consumed k inputs (BOS first) and chosen k tokens.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from core.decoding.translate import BeamRow, Translation
 from gui.state import view_kinds
 from gui.state.result_warnings import result_warnings
 from gui.state.view_data import step_text
+from gui.state.view_spec import ViewFrame, build_frame
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,10 @@ class ViewModel:
     ``step`` the shown step; ``kind`` the view; ``selected`` the enlarged (layer, head) or
     (mask index, 0), and the head comes back when the Masks view is left (``head_before_masks``);
     ``show_full`` shows the whole translation before it is produced (when known);
-    ``batch_index`` which sentence of a padded batch is shown."""
+    ``batch_index`` which sentence of a padded batch is shown.
+
+    ``selected`` and ``derived`` are always valid for the result on screen: every change clamps
+    them (a head beyond a smaller model's, a derived cell this view lacks) before anyone is told."""
 
     def __init__(self) -> None:
         self.state: LiveState | None = None
@@ -53,6 +58,7 @@ class ViewModel:
         self.show_full = False
         self.version = 0
         self._listeners: list = []
+        self._frame: ViewFrame | None = None
 
     # ---------- changes ----------
     def subscribe(self, callback) -> None:
@@ -65,20 +71,22 @@ class ViewModel:
 
     def _changed(self) -> None:
         self.version += 1
+        self._frame = None
+        frame = self.frame()
+        if frame is not None:  # the selection as the frame clamped it: valid before anyone reads it
+            self.selected, self.derived = frame.selected, frame.derived_key
         for callback in list(self._listeners):
             try:
                 callback()
             except Exception:
                 log.exception("a view-model follower failed: %r", callback)
 
-    def settle(self, selected: tuple, derived_keys: set) -> None:
-        """Make the selection valid for what is on screen: ``selected`` clamped to the result
-        (see :func:`gui.state.view_spec.clamped`), an enlarged derived cell dropped when this view
-        has no such cell. Notifies only when something changed."""
-        derived = self.derived if self.derived in derived_keys else None
-        if tuple(selected) != tuple(self.selected) or derived != self.derived:
-            self.selected, self.derived = tuple(selected), derived
-            self._changed()
+    def frame(self) -> ViewFrame | None:
+        """What is drawn now (:func:`gui.state.view_spec.build_frame`), built once per change and
+        the same object for every renderer; None before a result."""
+        if self._frame is None and self.state is not None:
+            self._frame = build_frame(self.state.result, self.step, self.kind, self.selected, self.derived)
+        return self._frame
 
     @property
     def result(self) -> Translation | None:

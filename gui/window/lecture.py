@@ -23,7 +23,6 @@ from core.errors import StudioError
 from gui.state import view_kinds
 from gui.state.lecture import Lecture, LectureStep, check_lecture
 from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
-from gui.state.view_kinds import view_at
 from gui.window.lecture_inputs import fill_inputs, select_view
 from gui.window.lecture_screen import LectureScreen
 
@@ -171,7 +170,7 @@ class LectureDriver(QtCore.QObject):
             )
         ip.query.setValue(step.query)
         ip.refresh()
-        row = np.asarray(view_at(win.vm.result, win.vm.step, win.vm.kind).weights[step.layer - 1, step.head - 1, step.query - 1])
+        row = np.asarray(win.vm.frame().view.weights[step.layer - 1, step.head - 1, step.query - 1])
         want = (view_kinds.get(step.view).core_kind, step.layer, step.head, step.query)
 
         def ready() -> bool:

@@ -12,7 +12,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from core.errors import StudioError
 from gui.state.lecture import Lecture
 from gui.state.lecture_pages import Page, page_markdown
-from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 from gui.window.lecture import LectureDriver, open_lecture
@@ -23,7 +22,7 @@ DECK_SIZE = (1920, 1080)
 
 class LectureSlide(QtWidgets.QWidget):
     """One deck page, 1920 × 1080: the heading, the sentence and step, the map (most of the page,
-    what Present mode shows: :func:`gui.state.view_spec.enlarged_spec`), the experiment's numbers
+    what Present mode shows: :class:`gui.state.view_spec.ViewFrame`), the experiment's numbers
     beside it, the caption, and a footer naming what is drawn."""
 
     def __init__(self, cmap, font_family: str = "", size: tuple[int, int] = DECK_SIZE) -> None:
@@ -107,7 +106,8 @@ class LectureSlide(QtWidgets.QWidget):
             + (f" · model {model}" if model else "")
             + f" · lecture step {page.number} / {page.total} · Attention Studio"
         )
-        spec = None if page.error or vm is None else enlarged_spec(vm, presenter=True)
+        frame = None if page.error or vm is None else vm.frame()
+        spec = None if frame is None else frame.enlarged
         self.heatmap.set_scale(scale)
         self.heatmap.setVisible(spec is not None)
         self.blank.setVisible(spec is None)
@@ -115,11 +115,17 @@ class LectureSlide(QtWidgets.QWidget):
             return
         if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
-            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
+            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.presenter_title)
         else:
             self.heatmap.set_colormap(self.cmap)
             self.heatmap.set_matrix(
-                np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
+                np.asarray(spec.matrix),
+                spec.mask,
+                spec.row_tokens,
+                spec.col_tokens,
+                spec.presenter_title,
+                spec.row_label,
+                spec.col_label,
             )
 
     def image(self) -> QtGui.QImage:

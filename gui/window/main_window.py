@@ -13,9 +13,8 @@ from gui.panels import registry
 from gui.panels.context import PanelContext, Style
 from gui.state import derived as dv
 from gui.state import view_kinds
-from gui.state.view_data import masks_at
 from gui.state.view_model import ViewModel
-from gui.state.view_spec import clamped, enlarged_spec, grid_spec, grid_titles
+from gui.state.view_spec import grid_titles
 from gui.widgets.colormap import Colormap
 from gui.widgets.fonts import apply_minimums, clamp_point
 from gui.widgets.map_style import MASK_CMAP
@@ -337,20 +336,16 @@ class MainWindow(QtWidgets.QMainWindow, WindowFacade):
         self.translation_label.setText(self.vm.translation_html())
         self.step_label.setText(self.vm.step_description())
         self.topk.set_candidates(*self.vm.candidates())
-        self.masks.set_masks(masks_at(r, k), r.maps.src_tokens, r.maps.tgt_tokens[:k])
+        frame = self.vm.frame()  # what is drawn, built once per change: gui/state/view_spec.py
+        self.masks.set_masks(frame.step.masks, r.maps.src_tokens, r.maps.tgt_tokens[:k])
         masks = view_kinds.get(self.kind).is_masks
         self._apply_colormap(MASK_CMAP if masks else self.cmap)
         self.grid_caption.setText(MASKS_CAPTION if masks else GRID_CAPTION)
-        grid = grid_spec(self.vm)  # what is drawn: gui/state/view_spec.py
-        self.vm.settle(clamped(self.vm), {c.key for c in grid.cells if dv.is_derived(c.key)})
-        # Encoder maps do not change while the decoder steps: skip redrawing identical images.
-        # The key holds the drawn tensor itself (live states are new objects, ids could be reused).
-        source, step = view_kinds.get(self.kind).drawn_key(r, k)
-        drawn = (source, self.kind, step, self.vm.selected, self.vm.derived, id(self.cmap))
-        if self._drawn is not None and drawn[0] is self._drawn[0] and drawn[1:] == self._drawn[1:]:
+        # the same picture (e.g. encoder maps while the decoder steps) is not drawn again
+        if self._drawn is not None and self._drawn[1] == id(self.cmap) and frame.same_picture(self._drawn[0]):
             return
-        self._drawn = drawn
-        spec = enlarged_spec(self.vm)
+        self._drawn = (frame, id(self.cmap))
+        grid, spec = frame.grid, frame.enlarged
         self.grid.selected = grid.selected
         self.grid.set_cells(grid.cells, grid.n_cols)
         if spec.mask_picture:

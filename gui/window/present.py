@@ -3,7 +3,7 @@
 Keys: V / Shift+V next / previous view kind, L / Shift+L layer, H / Shift+H head, M the mean over
 heads of the current layer (a derived cell; H or M again goes back to a head), → / ← step, Esc or
 F11 leaves. The window follows the main window's view model (a change callback), and draws
-:func:`gui.state.view_spec.enlarged_spec`, so what it shows is always what the main window
+:class:`gui.state.view_spec.ViewFrame`, so what it shows is always what the main window
 enlarges, a derived cell (layer mean, encoder rollout) included."""
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state import view_kinds
-from gui.state.view_data import mask_cells
-from gui.state.view_kinds import view_at
-from gui.state.view_spec import enlarged_spec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 
@@ -79,7 +76,8 @@ class PresentWindow(QtWidgets.QWidget):
         if seen == self._seen:
             return
         self._seen = seen
-        spec = enlarged_spec(vm, presenter=True)  # what the main window enlarges: gui/state/view_spec.py
+        frame = vm.frame()  # what the main window enlarges: gui/state/view_spec.py
+        spec = None if frame is None else frame.enlarged
         if spec is None:
             self.heatmap.set_empty()
             self.caption.setText("No translation yet")
@@ -93,14 +91,20 @@ class PresentWindow(QtWidgets.QWidget):
             sentence = " · ".join("⚠ " + w for w in warnings) + "\n" + sentence
         if spec.mask_picture:
             self.heatmap.set_colormap(MASK_CMAP)
-            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.title)
-            n = len(mask_cells(vm.result, vm.step))
+            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.presenter_title)
+            n = len(frame.masks or ())
             self.caption.setText(f"{sentence}   (masks · {spec.key[0] + 1} / {n} · step {vm.step})")
             return
         self.heatmap.set_colormap(self.win.cmap)
         self.caption.setText(f"{sentence}   (step {vm.step})")
         self.heatmap.set_matrix(
-            np.asarray(spec.matrix), spec.mask, spec.row_tokens, spec.col_tokens, spec.title, spec.row_label, spec.col_label
+            np.asarray(spec.matrix),
+            spec.mask,
+            spec.row_tokens,
+            spec.col_tokens,
+            spec.presenter_title,
+            spec.row_label,
+            spec.col_label,
         )
 
     def _fit_line(self, text: str, keep_end: bool) -> str:
@@ -123,17 +127,15 @@ class PresentWindow(QtWidgets.QWidget):
             names = view_kinds.names()
             win.set_view(names[(names.index(vm.kind) + delta) % len(names)])
             return
-        r = vm.result
-        if r is None:
+        frame = vm.frame()
+        if frame is None:
             return
-        if view_kinds.get(vm.kind).is_masks:
+        if frame.masks is not None:
             if what == "mean":
                 return  # masks have no mean over heads
-            n = len(mask_cells(r, vm.step))
-            win.select((vm.selected[0] + delta) % n, 0)
+            win.select((vm.selected[0] + delta) % len(frame.masks), 0)
             return
-        weights = view_at(r, vm.step, vm.kind).weights
-        n_layers, n_heads = weights.shape[:2]
+        n_layers, n_heads = frame.view.weights.shape[:2]
         layer, head = vm.selected
         if what == "mean":  # toggle the current layer's mean over heads (a derived cell)
             if vm.derived == ("mean", layer):

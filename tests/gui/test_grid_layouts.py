@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gui.state.view_spec import grid_spec, grid_titles
+from gui.state.view_spec import grid_titles
 from tests.support.gui import open_window, type_and_translate
 
 
@@ -24,7 +24,7 @@ def test_every_view_grid_is_laid_out_at_load_and_kept_across_view_switches(qtbot
         win.set_view(kind)
         views = tuple(id(v) for v in win.grid.views)
         assert seen.setdefault(kind, views) == views  # the same items as the first time: nothing rebuilt
-        spec = grid_spec(win.vm)
+        spec = win.vm.frame().grid
         assert [c.title for c in spec.cells] == grid_titles(
             kind, cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads
         )[0]
@@ -58,7 +58,7 @@ def test_before_a_first_result_the_grid_placeholder_has_the_shape_of_the_view_sh
     placeholder = tuple(id(v) for v in win.grid.views)
     type_and_translate(qtbot, win)
     assert tuple(id(v) for v in win.grid.views) == placeholder  # the result filled the placeholder's own layout
-    assert [c.title for c in grid_spec(win.vm).cells] == titles("cross")[0]
+    assert [c.title for c in win.vm.frame().grid.cells] == titles("cross")[0]
 
 
 def test_after_choosing_beam_paths_a_view_switch_leaves_no_old_layout_drawn(qtbot):

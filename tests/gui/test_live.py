@@ -179,7 +179,27 @@ def test_view_model_calls_every_subscriber_after_each_change_even_when_one_fails
     assert seen == [(1, "encoder"), (2, "encoder")] and vm.selected == (1, 2)
     assert "a view-model follower failed" in caplog.text
     vm.unsubscribe(broken)
-    vm.settle((1, 2), set())  # nothing changes: no notice
-    assert len(seen) == 2
-    vm.settle((0, 2), set())
-    assert seen[-1] == (3, "encoder") and vm.selected == (0, 2)
+
+
+def test_the_view_model_clamps_its_selection_before_any_subscriber_reads_it():
+    """A head beyond the result's layers and heads, or a derived cell the view lacks, is clamped
+    or dropped by the change itself: a subscriber reads a valid selection, once per change, and
+    the frame it is handed shows that very head."""
+    from bench.run import synthetic_translation
+    from gui.state.view_model import ViewModel
+
+    r = synthetic_translation(2, 4, 5)  # 2 layers x 4 heads, 5 steps
+    vm = ViewModel()
+    seen = []
+    vm.subscribe(lambda: seen.append((vm.version, vm.selected, vm.derived, vm.frame().enlarged.key)))
+    vm.set_state(r)
+    vm.select(7, 9)
+    assert seen[-1] == (2, (1, 3), None, (1, 3))
+    vm.select(-3, 2)
+    assert seen[-1] == (3, (0, 2), None, (0, 2))
+    vm.set_kind("encoder")
+    vm.select_derived(("rollout", 0))
+    assert seen[-1][2:] == (("rollout", 0), ("rollout", 0))
+    vm.set_kind("cross")  # the rollout is the encoder's alone: dropped, the head comes back
+    assert seen[-1][1:] == ((0, 2), None, (0, 2)) and len(seen) == 6
+    assert vm.frame() is vm.frame()  # one frame per change, the same object for every reader

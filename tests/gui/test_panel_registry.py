@@ -20,7 +20,6 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from gui.panels.context import Panel
-from gui.state.view_spec import enlarged_spec
 
 
 class PeakPanel(QtWidgets.QLabel, Panel):
@@ -35,7 +34,8 @@ class PeakPanel(QtWidgets.QLabel, Panel):
         return [(self, "Peak")]
 
     def follow(self):
-        spec = enlarged_spec(self.ctx.vm)
+        frame = self.ctx.vm.frame()
+        spec = None if frame is None else frame.enlarged
         if spec is not None and not spec.mask_picture and spec.matrix.size:
             self.peak = float(np.max(spec.matrix))
             self.setText(f"{spec.title}: peak {self.peak:.4f}")

@@ -13,16 +13,16 @@ from PySide6 import QtGui
 
 from core.transformer.kinds import AttentionKind
 from gui.state import view_kinds
-from gui.state.view_data import MapData, cross_view
+from gui.state.view_data import MapData, StepMaps, cross_view
 from gui.state.view_kinds import ViewKind
 from tests.support.gui import WORK_TIMEOUT_MS, open_window, type_and_translate
 
 TITLE = "Cross-attention coverage (running mean over queries)"
 
 
-def coverage(result, k: int) -> MapData:
+def coverage(step: StepMaps) -> MapData:
     """Row t: the mean of the cross-attention rows 0..t, ``[L, H, k, S]`` (rows still sum to 1)."""
-    m = cross_view(result, k)
+    m = cross_view(step)
     n = np.arange(1, m.weights.shape[-2] + 1, dtype=m.weights.dtype)[:, None]
     return MapData(np.cumsum(m.weights, axis=-2) / n, m.mask, m.row_tokens, m.col_tokens, m.row_label, m.col_label)
 
