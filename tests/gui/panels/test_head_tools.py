@@ -356,7 +356,7 @@ def test_alignment_labels_never_overlap_and_stay_legible(qtbot, n_rows):
 
     from gui.app import register_fonts
     from gui.widgets.alignment import MIN_HEIGHT, MIN_POINT, ROW_SPACING, AlignmentPanel
-    from tests.gui.test_display import assert_no_overlap
+    from tests.gui.widgets.test_legible_labels_and_ticks import assert_no_overlap
 
     panel = AlignmentPanel()
     qtbot.addWidget(panel)

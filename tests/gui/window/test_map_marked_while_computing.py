@@ -10,7 +10,7 @@ import pytest
 
 import gui.workers.model_worker
 from gui.state.lecture import load_lecture
-from tests.gui.test_lecture import TINY_LECTURE, _wait_shown
+from tests.gui.lecture.test_shipped_lecture_captions import TINY_LECTURE, _wait_shown
 from tests.support.gui import TEXT, WORK_TIMEOUT_MS, do
 
 

@@ -15,7 +15,7 @@ from gui.state.view_model import ViewModel
 from gui.widgets.fonts import minimum_sizes
 from gui.window.main_window import HOVER_HINT
 from gui.window.view_menu import toggle_present
-from tests.gui.test_thumbnails import rgba_of
+from tests.gui.widgets.test_thumbnail_colours import rgba_of
 from tests.support import ROOT
 from tests.support.gui import TEXT, do, open_window, type_and_translate  # the `window` fixture: tests/conftest.py
 

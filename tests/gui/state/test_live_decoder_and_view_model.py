@@ -31,7 +31,7 @@ def test_view_model_is_qt_free():
         "import sys, gui.state.view_model; print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph')))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2]
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[3]
     )
     assert out.stdout.strip() == "[]"
 

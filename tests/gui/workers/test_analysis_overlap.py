@@ -7,7 +7,7 @@
 - Cancel while checkpoint B loads: the tab is idle at once, keeps its last result, and the late
   answer (``cancelled`` after the load, nothing decoded) changes nothing.
 
-As in test_gui_analysis_cancel.py the runs are the real core code, only held until the test has
+As in test_analysis_cancel.py the runs are the real core code, only held until the test has
 acted; the waits are shorter than ``HOLD_S``, so a run that is never cancelled fails the test.
 """
 
@@ -22,7 +22,7 @@ import gui.workers.analysis_worker
 from core.analysis.ablation import translate_ablated
 from core.decoding.translate import translate
 from gui.workers.model_worker import Cancelled
-from tests.gui.test_gui_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled
+from tests.gui.workers.test_analysis_cancel import ablated_now, press_cancel, record, same_npz, wait_until_cancelled
 from tests.support.gui import ablate, compare, compare_checkpoints, do
 
 TEXT = "집에 누군가 있어?"
