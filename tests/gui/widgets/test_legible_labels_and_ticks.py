@@ -1,8 +1,6 @@
-"""Presenter-grade display: what each drawn pixel means, and that labels stay legible.
-
-Thumbnails max-pool; the enlarged map's title matches the head it shows; labels never overlap;
-colour-bar and strip ticks read the values themselves; pyqtgraph's options (white background,
-row-major images) hold without ``gui.app.main``."""
+"""Labels stay legible and ticks read the values themselves: heatmap and mask-panel labels never
+overlap (first and last kept), colour-bar and strip ticks are the values, cell values sit in their
+own cells, labels at 45 degrees stay inside their axis item."""
 
 from __future__ import annotations
 
@@ -14,80 +12,14 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from gui.panels.pair_views import DiffHeatmap
-from gui.state.view_spec import Cell
 from gui.widgets.colormap import Colormap
-from gui.widgets.downsample import all_pool, max_pool
-from gui.widgets.head_grid import HeadGrid
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.pg_config import OPTIONS
 from gui.widgets.strips import ValueStrip
 from tests.support.gui import tick_specs
 
-
-def test_max_pool_keeps_every_peak_and_fits():
-    rng = np.random.default_rng(0)
-    m = rng.random((13, 200)).astype(np.float32) * 0.1
-    for col in (0, 57, 199):
-        m[3, col] = 1.0
-        p = max_pool(m, 13, 70)
-        assert p.shape == (13, 70) and p.max() == 1.0
-        m[3, col] = 0.0
-    p = max_pool(m, 5, 70)
-    # independent check: each output pixel is the max of its contiguous bin
-    starts_c = (np.arange(70) * 200) // 70
-    ends_c = list(starts_c[1:]) + [200]
-    starts_r = (np.arange(5) * 13) // 5
-    ends_r = list(starts_r[1:]) + [13]
-    for i, (r0, r1) in enumerate(zip(starts_r, ends_r)):
-        for j, (c0, c1) in enumerate(zip(starts_c, ends_c)):
-            assert p[i, j] == m[r0:r1, c0:c1].max()
-    assert max_pool(m, 100, 300) is m or np.array_equal(max_pool(m, 100, 300), m)
-    mask = np.zeros((2, 4), dtype=bool)
-    mask[:, 2:] = True
-    mask[0, 1] = True
-    assert all_pool(mask, 2, 2).tolist() == [[False, True], [False, True]]
-    with pytest.raises(ValueError):
-        max_pool(m, 0, 3)
-
-
-@pytest.mark.parametrize("shape", [(3, 7, 9), (48, 40, 40), (2, 13, 200), (1, 5, 3000)])
-def test_max_pool_equals_numpy_reduceat_on_stacks_with_nan(shape):
-    """The strided-gather pooling gives exactly ``np.maximum.reduceat``'s values over the same bins
-    (every target size, narrow and wide bins, a NaN kept where it falls)."""
-    rng = np.random.default_rng(sum(shape))
-    x = rng.random(shape).astype(np.float32)
-    x[0, 1, 2] = np.nan
-    rows, cols = shape[1:]
-    for max_rows, max_cols in [(rows - 1, cols - 1), (max(rows // 2, 1), max(cols // 3, 1)), (1, 1), (rows, 7)]:
-        want = x
-        if cols > max_cols:
-            want = np.maximum.reduceat(want, (np.arange(max_cols) * cols) // max_cols, axis=-1)
-        if rows > max_rows:
-            want = np.maximum.reduceat(want, (np.arange(max_rows) * rows) // max_rows, axis=-2)
-        np.testing.assert_array_equal(max_pool(x, max_rows, max_cols), want)  # NaN where reduceat has NaN
-
-
-def test_one_hot_columns_survive_in_every_thumbnail(qtbot):
-    """200 keys, one-hot heads (each head's hot column elsewhere), thumbnails ~70 px wide."""
-    grid = HeadGrid(Colormap.named("viridis"))
-    qtbot.addWidget(grid)
-    grid.resize(640, 300)
-    grid.show()
-    cells = []
-    for h in range(8):
-        m = np.zeros((6, 200), dtype=np.float32)
-        m[:, 13 + 23 * h] = 1.0  # every query looks at one key
-        cells.append(Cell(f"L1 H{h + 1}", m, None, (0, h)))
-    grid.set_cells(cells, 8)
-    qtbot.waitUntil(lambda: all(s[1] < 200 for s in grid.pooled), timeout=5000)
-    for im, (rows, cols) in zip(grid.images, grid.pooled):
-        img = im.image.image
-        assert img.shape == (rows, cols) and cols < 200
-        assert (img.max(axis=1) == 1.0).all()  # the hot column is visible on every row
-    assert "maximum" in grid.note.text and "downsampled" in grid.note.text
-
-
 LONG_SRC = ["▁우리는"] + [f"▁토큰{i}" for i in range(35)] + ["'", "[EOS]"]  # 38 source tokens
+
+
 LONG_TGT = ["[BOS]"] + [f"▁word{i}longlonglong" for i in range(28)] + ["'"]
 
 
@@ -186,18 +118,6 @@ def test_mask_panel_labels_never_overlap_and_do_not_collapse(qtbot):
     assert panel.verticalScrollBar().maximum() > 0  # it scrolls instead of collapsing
     assert not panel.decoder_self.mask.any() and panel.decoder_self.present.tolist() == tril.tolist()
     assert "no self-attention mask" in panel.note.text()
-
-
-def test_empty_maps_with_many_keys_are_not_pooled(qtbot):
-    """Step 0 of the decoder: no query rows yet, 200 keys — nothing to pool, no error."""
-    grid = HeadGrid(Colormap.named("viridis"))
-    qtbot.addWidget(grid)
-    grid.resize(300, 200)
-    grid.show()
-    qtbot.wait(20)
-    mask = np.zeros((0, 200), dtype=bool)
-    grid.set_cells([Cell("L1 H1", np.zeros((0, 200), np.float32), mask, (0, 0))], 1)
-    assert grid.pooled == [(0, 200)] and grid.note.text == ""
 
 
 # --- Colour-bar and strip tick labels read the values themselves: pyqtgraph's automatic SI prefix
@@ -312,54 +232,6 @@ def test_inside_strip_ticks_are_the_tokens_for_small_values(qtbot):
         assert painted_ticks(strip.plot.getAxis("left")) == ["q"]
         for name in ("left", "bottom"):
             assert "(x" not in strip.plot.getAxis(name).labelString()
-
-
-# --- pyqtgraph's options (white background, row-major images) hold for a MainWindow or a Heatmap
-# built without ``gui.app.main`` (scripts, tests).
-
-
-@pytest.fixture
-def pg_defaults():
-    """pyqtgraph's own defaults (black background, grey text, col-major) for the test; the options
-    before it come back afterwards."""
-    saved = dict(pg.CONFIG_OPTIONS)
-    pg.setConfigOptions(imageAxisOrder="col-major", background="k", foreground="d", antialias=False)
-    yield
-    pg.setConfigOptions(**saved)
-
-
-def _corner_rgb(widget) -> tuple[int, int, int]:
-    img = widget.grab().toImage()
-    c = QtGui.QColor(img.pixel(2, 2))
-    return c.red(), c.green(), c.blue()
-
-
-def test_main_window_without_main_has_a_white_background(qtbot, pg_defaults):
-    from gui.window.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1200, 800)
-    win.show()
-    qtbot.wait(20)
-    for widget in (win.heatmap, win.grid):
-        assert widget.backgroundBrush().color().name() == "#ffffff"
-        assert _corner_rgb(widget) == (255, 255, 255)
-    assert {k: pg.getConfigOption(k) for k in OPTIONS} == OPTIONS
-
-
-def test_heatmap_built_alone_is_white_and_row_major(qtbot, pg_defaults):
-    hm = Heatmap(Colormap.named("viridis"))
-    qtbot.addWidget(hm)
-    hm.resize(400, 300)
-    matrix = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=np.float32)  # 2 queries x 3 keys
-    hm.set_matrix(matrix, None, ["a", "b"], ["x", "y", "z"])
-    hm.show()
-    qtbot.wait(20)
-    assert hm.backgroundBrush().color().name() == "#ffffff"
-    assert _corner_rgb(hm) == (255, 255, 255)
-    assert hm.image.width() == 3 and hm.image.height() == 2  # columns = keys, rows = queries
-    assert pg.getConfigOption("imageAxisOrder") == "row-major"
 
 
 def test_labels_at_45_degrees_are_inside_the_axis_item(qtbot):

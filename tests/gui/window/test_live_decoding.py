@@ -1,6 +1,6 @@
 """The live app, offscreen: stepping runs the model one decoder step at a time, forcing a token
-forks the translation, teacher forcing teaches, a batch shows padding on both sides, the beam is
-visible. Everything drawn is compared with an independent run of core."""
+forks the translation, teacher forcing teaches, padding (the demo and a batch) shows masked columns,
+the beam is visible. Everything drawn is compared with an independent run of core."""
 
 from __future__ import annotations
 
@@ -15,9 +15,23 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.batch import translate_batch
 from core.decoding.session import DecodeSession, teacher_forced
 from core.decoding.translate import translate
-from tests.support.gui import do
+from tests.support.gui import do, type_and_translate
+
+
+def test_padding_demo_shows_masked_pad_columns(qtbot, window):
+    window.inputs.pad_to.setValue(20)
+    result = type_and_translate(qtbot, window)
+    window.set_view("cross")
+    s_real = result.source.n_real
+    img = window.heatmap.image.image
+    assert img.shape[1] == 20 and (img[:, s_real:] == 0).all()
+    assert window.heatmap.mask[:, s_real:].all() and not window.heatmap.mask[:, :s_real].any()
+    assert window.masks.encoder.mask[0].tolist() == [False] * s_real + [True] * (20 - s_real)
+
 
 TEXT = "집에 누군가 있어?"
+
+
 LONG = "집에 누군가 있어? 제발 앉아. 외로워. 나는 학생입니다."
 
 

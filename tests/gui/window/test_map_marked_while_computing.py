@@ -10,7 +10,8 @@ import pytest
 
 import gui.workers.model_worker
 from gui.state.lecture import load_lecture
-from tests.gui.lecture.test_shipped_lecture_captions import TINY_LECTURE, _wait_shown
+from tests.gui.lecture.test_lecture_format import TINY_LECTURE
+from tests.gui.lecture.test_presenting_a_lecture import _wait_shown
 from tests.support.gui import TEXT, WORK_TIMEOUT_MS, do
 
 
