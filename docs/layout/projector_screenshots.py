@@ -8,7 +8,7 @@ Run from the repository root on a real X server with a window manager, as in doc
     xvfb-run -a -s "-screen 0 1280x720x24" bash -c \\
       "openbox & sleep 1; python docs/layout/projector_screenshots.py docs/layout; kill %1"
 
-(``--checkpoint`` and ``--text`` choose another model and sentence; tests/gui/test_real_x_windows.py
+(``--checkpoint`` and ``--text`` choose another model and sentence; tests/gui/window/test_real_x_windows.py
 runs it on a tiny model.)"""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A view is what the layer × head grid and the enlarged map show: the encoder sel
 decoder (masked) self-attention, the cross-attention, or the masks the model was given. Every
 place that lists, names or cuts views reads this registry: the view selector, ``--view``, lecture
 files, the grid and its derived cells, the exports, the head tools. Adding a view is one entry
-in :data:`REGISTRY` (see ``tests/gui/test_view_kinds.py``, which adds one and finds it everywhere).
+in :data:`REGISTRY` (see ``tests/gui/state/test_view_kind_registry.py``, which adds one and finds it everywhere).
 
 The attention kinds themselves (``enc``, ``dec``, ``cross``; paper §3.2.3) are
 :class:`core.transformer.kinds.AttentionKind`; a view names the one it shows (None for the masks).

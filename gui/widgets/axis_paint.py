@@ -5,7 +5,7 @@ QPicture and replays it, so each change laid every label out twice, and its gene
 ``generateDrawSpecs`` walks tick levels and SI prefixes a token axis does not have. Here the line
 and one tick per token are computed directly (:meth:`CachedAxisPaint._line_specs`) and upright
 labels are drawn as :class:`QtGui.QStaticText` cached per (font, text), so a label keeps its glyph
-layout from step to step. ``tests/gui/test_redraw_paths.py`` checks that the ink is pyqtgraph's.
+layout from step to step. ``tests/gui/widgets/test_fast_draw_paths.py`` checks that the ink is pyqtgraph's.
 """
 
 from __future__ import annotations

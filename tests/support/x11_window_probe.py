@@ -1,4 +1,4 @@
-"""Run under a real X server (Xvfb, with or without a window manager) by tests/gui/test_real_x_windows.py:
+"""Run under a real X server (Xvfb, with or without a window manager) by tests/gui/window/test_real_x_windows.py:
 open the main window as ``main.py`` does and Present mode, then print their geometries as JSON.
 
     python -m tests.support.x11_window_probe WIDTH HEIGHT
