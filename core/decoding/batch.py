@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from core.checkpoints.checkpoint import Checkpoint
+from core.decoding.confidence import NOT_KOREAN, has_hangul
 from core.decoding.experiments import step_logprob
 from core.decoding.session import Source, max_output_steps, prepare_source
 from core.decoding.translate import StepInfo, Translation, check_finite, with_texts
@@ -132,6 +133,9 @@ def translate_batch(ckpt: Checkpoint, texts: list[str], top_k: int = 5, should_s
             notice=source.notice,
             logprob=sum(st.logprob or 0.0 for st in steps[i]),  # (a decoded step has its logprob)
         )
+        if not has_hangul(source.text):  # as a single translation says it: translated all the same
+            r.not_korean = True
+            r.notice = "; ".join(x for x in (r.notice, NOT_KOREAN) if x)
         if truncated:
             r.notice = "; ".join(
                 x for x in (r.notice, f"output stopped at the length limit ({budgets[i]} tokens) without [EOS]") if x

@@ -195,6 +195,18 @@ def test_batch_equals_singles_with_exact_zero_pad_rows_and_columns(ck):
     assert j["src_key_padding"] == skpm.tolist() and j["tgt_key_padding"] == tkpm.tolist()
 
 
+def test_a_batch_says_which_sentence_is_not_korean_as_a_single_translation_does(ck):
+    from core.decoding.confidence import NOT_KOREAN
+
+    texts = ["집에 누군가 있어?", "Is anyone home?"]
+    results = translate_batch(ck, texts)
+    singles = [translate(ck, t) for t in texts]
+    assert [r.not_korean for r in results] == [s.not_korean for s in singles] == [False, True]
+    assert NOT_KOREAN in results[1].notice and NOT_KOREAN not in (results[0].notice or "")
+    assert results[1].translation == singles[1].translation  # translated all the same
+    assert results[1].to_json()["not_korean"] is True
+
+
 def test_back_then_step_gives_bit_identical_maps(ck):
     s = DecodeSession(ck.model, ck.src_tokenizer, ck.tgt_tokenizer, TEXT)
     for _ in range(3):
