@@ -21,6 +21,10 @@ Other fields: ``reference`` (teacher forcing), ``causal_mask = false`` (with a r
 ``ablate_kind`` (enc | dec | cross), ``force`` (an English word) with ``force_at`` (the decoder
 step whose token it replaces), ``query`` (1-based row: the Inside one step tab).
 
+A step with ``learn = "reverse"`` (copy, reverse, sort, numbers) translates nothing: it trains the
+Learn tab's small Transformer on that toy task and shows its cross-attention being learned (its
+fields and checks: :mod:`gui.state.lecture_learn`).
+
 A step that is wrong (a head the model lacks, a typo in a field name, a bad combination) does not
 stop the lecture: its problems are listed in :attr:`LectureStep.errors` as "lecture step N,
 field: what is wrong", and the app shows them as that step's caption. Only a file that cannot be
@@ -37,6 +41,7 @@ from core.defaults import MAX_BEAM
 from core.errors import StudioError
 from core.transformer.kinds import KINDS as ABLATE_KINDS
 from gui.state import view_kinds
+from gui.state.lecture_learn import LearnPart, read_learn
 
 DECODINGS = ("greedy", "beam")
 N_MASKS = 4  # the Masks view's cells: decoder self, cross, encoder key, target key padding
@@ -119,6 +124,7 @@ class LectureStep:
     force: str | None = None
     force_at: int | None = None
     query: int | None = None
+    learn: LearnPart | None = None  # a learn step: the toy run it trains and shows (None: a translation step)
     errors: list[str] = field(default_factory=list)  # found when reading (no model needed)
     model_errors: list[str] = field(default_factory=list)  # found by check_step against the loaded model
 
@@ -135,7 +141,7 @@ class LectureStep:
     @property
     def live(self) -> bool:
         """True when the step decodes live (greedy or beam; no reference, no batch)."""
-        return self.reference is None and self.batch_with is None
+        return self.reference is None and self.batch_with is None and self.learn is None
 
     def problem(self, name: str, text: str, model: bool = False) -> None:
         """Record a problem with field ``name`` ("" for the step as a whole); ``model``: one
@@ -145,6 +151,8 @@ class LectureStep:
 
     def settings(self) -> str:
         """The switches in words: "greedy", "beam 4", "teacher forcing, causal mask OFF", …"""
+        if self.learn is not None:
+            return self.learn.settings()
         parts = []
         if self.reference is not None:
             parts.append("teacher forcing on the reference" + ("" if self.causal_mask else ", causal mask OFF"))
@@ -213,6 +221,10 @@ def read_step(number: int, table) -> LectureStep:
     step = LectureStep(number)
     if not isinstance(table, dict):
         step.problem("", "is not a table of fields ([[steps]] with name = value lines)")
+        return step
+    if "learn" in table:  # trains a toy model instead of translating (gui/state/lecture_learn.py)
+        step.learn, step.title, step.caption = read_learn(table, step.problem)
+        step.title = step.title or f"Learning: {table['learn']}"
         return step
     values = {}
     for name, value in table.items():
@@ -344,6 +356,8 @@ def check_step(step: LectureStep, config) -> list[str]:
     from core.analysis.ablation import ablation_spec, parse_heads
 
     step.model_errors = []
+    if step.learn is not None or any(e.split(":")[0].endswith(", learn") for e in step.errors):
+        return []  # a learn step trains its own toy model: nothing to check against this one
     view = view_kinds.get(step.view)
     if not view.is_masks:
         n_layers, side = view.n_layers(config), view.stack

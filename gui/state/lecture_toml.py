@@ -39,7 +39,11 @@ def _toml_value(value) -> str:
 
 
 def step_fields(step: LectureStep) -> dict[str, object]:
-    """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER`."""
+    """The fields a file needs to reproduce ``step`` (defaults left out), in :data:`ORDER` (a learn
+    step: title, its run's fields, caption)."""
+    if step.learn is not None:
+        title = None if step.title == f"Learning: {step.learn.task}" else step.title or None
+        return {**({"title": title} if title else {}), **step.learn.fields(), "caption": step.caption}
     masks = view_kinds.get(step.view).is_masks
     values = {
         "title": step.title or None,

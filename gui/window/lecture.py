@@ -9,6 +9,9 @@ view and head are selected, and ``ablate`` / ``query`` run in the Ablate heads /
 tabs. :class:`LectureDriver` does this as a chain of actions, each waiting for the window's answer
 (never blocking the GUI thread); ``shown(index)`` says when the step is on screen.
 
+A learn step (``learn = "reverse"``) trains the Learn tab's toy run instead and shows its
+cross-attention snapshot by snapshot (:mod:`gui.window.lecture_learn`).
+
 Keys (``main.py --lecture FILE`` opens Present mode): → / Page Down next lecture step, ← / Page Up
 previous (what presenter clickers send), ↓ / ↑ one decoder step forward / back; in the main window
 Page Down / Page Up (the arrows keep stepping the decoder there).
@@ -24,6 +27,7 @@ from gui.state import view_kinds
 from gui.state.lecture import Lecture, LectureStep, check_lecture
 from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
 from gui.window.lecture_inputs import fill_inputs, select_view
+from gui.window.lecture_learn import LearnStepRunner
 from gui.window.lecture_screen import LectureScreen
 
 NEXT_KEYS = (QtCore.Qt.Key.Key_Right, QtCore.Qt.Key.Key_PageDown)
@@ -67,6 +71,8 @@ class LectureDriver(QtCore.QObject):
         win.worker.computed.connect(self._on_computed)
         win.worker.compute_failed.connect(self._on_computed)
         win.analysis.answered.connect(self._on_answered)
+        self.learning = LearnStepRunner(win)  # learn steps: the Learn tab's run, snapshot by snapshot
+        self.learning.changed.connect(self._on_learning)
         self.screen = self.bar = self.bar_label = None
         if interactive:
             win.worker.loaded.connect(self._on_loaded)
@@ -94,6 +100,7 @@ class LectureDriver(QtCore.QObject):
         if not 0 <= index < len(self.lecture.steps):
             raise IndexError(f"the lecture has steps 1..{len(self.lecture.steps)}")
         self.index, self.done, self.note = index, False, ""
+        self.learning.leave()  # a run still training for the step left stops before its next update
         self._failure, self._wait, self._job = None, None, None
         step = self.lecture.steps[index]
         ckpt = self.win.worker.checkpoint
@@ -103,7 +110,7 @@ class LectureDriver(QtCore.QObject):
             self._chain = None
             self._finish()
             return
-        self._chain = self._apply(step)
+        self._chain = self._learn(step) if step.learn is not None else self._apply(step)
         self._show_progress(step)
         self._poll.start()
         self._advance()
@@ -136,6 +143,24 @@ class LectureDriver(QtCore.QObject):
         if step.query is not None:
             notes.append((yield from self._inside(step)))
         self.note = "\n".join(n for n in notes if n)
+
+    def _learn(self, step: LectureStep):
+        """A learn step: its run trains (or, in the hall, a finished one replays) until its last update."""
+        self.learning.start(step, replay=self.interactive)
+        yield lambda: self.learning.failure is not None or self.learning.complete
+        if self.learning.failure is not None:
+            raise ValueError(f"lecture step {step.number}, learn: {self.learning.failure}")
+
+    def _on_learning(self) -> None:
+        """The learn step's run moved on (a snapshot, a scrub): its page and map follow."""
+        step = self.step
+        if step is None or step.learn is None or self.learning.step is not step:
+            return
+        self.page = self.learning.page(self.lecture)
+        if self.screen is not None:
+            self.screen.show(self.page)
+            self.learning.draw_present(self.page)
+        self._poke()
 
     def _command(self, name: str, arg):
         win = self.win
@@ -243,6 +268,7 @@ class LectureDriver(QtCore.QObject):
         """Stop following the window (its view model, keys); the window keeps what it shows."""
         self._chain = None
         self._poll.stop()
+        self.learning.detach()
         self.win.vm.unsubscribe(self._poke)
         if self.interactive:
             QtWidgets.QApplication.instance().removeEventFilter(self)
@@ -256,7 +282,10 @@ class LectureDriver(QtCore.QObject):
     def _finish(self, error: str = "") -> None:
         self._poll.stop()
         step = self.lecture.steps[self.index]
-        self.page = page_of(self.lecture, step, None if error else self.win.vm, self.note, error)
+        if step.learn is not None and not error and self.learning.step is step:
+            self.page = self.learning.page(self.lecture)
+        else:
+            self.page = page_of(self.lecture, step, None if error else self.win.vm, self.note, error)
         self.done = True
         self.show_page()
         self.shown.emit(self.index)
@@ -272,6 +301,8 @@ class LectureDriver(QtCore.QObject):
         """Put the current page's heading and caption on the lecture bar and in Present mode."""
         if self.screen is not None and self.page is not None:
             self.screen.show(self.page)
+            if self.learning.step is not None:  # after Present mode's own redraw (a resize, a new window)
+                QtCore.QTimer.singleShot(0, self, self._on_learning)
 
     def eventFilter(self, obj, ev) -> bool:
         """Clicker keys: in Present mode → ← PgDn PgUp step the lecture and ↓ ↑ the decoder; in
@@ -295,6 +326,11 @@ class LectureDriver(QtCore.QObject):
                 return True
             if key in PREVIOUS_KEYS and (present or key == keys.Key_PageUp):
                 self.previous()
+                return True
+            if present and self.learning.step is not None and key in (keys.Key_V, keys.Key_L, keys.Key_H, keys.Key_M):
+                return True  # no translation view on a learn step: the keys would redraw a hidden one
+            if present and self.learning.step is not None and key in (keys.Key_Down, keys.Key_Up):
+                self.learning.scrub(1 if key == keys.Key_Down else -1)
                 return True
             if present and key in (keys.Key_Down, keys.Key_Up):
                 c = self.win.controls

@@ -10,6 +10,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import StudioError
+from gui.export.learn_slide import LearnSlide
 from gui.state.lecture import Lecture
 from gui.state.lecture_pages import Page, page_markdown
 from gui.widgets.heatmap import Heatmap
@@ -165,6 +166,7 @@ def render_deck(
     driver = LectureDriver(win, lecture, interactive=False)
     slide = LectureSlide(win.cmap, win.font_family, size)
     slide.show()
+    learn_slide: LearnSlide | None = None  # a learn step's page (made at the first)
     stem = lecture.path.stem if lecture.path is not None else "lecture"
     pdf_path = out / f"{stem}.pdf"
     writer = QtGui.QPdfWriter(str(pdf_path))
@@ -188,8 +190,14 @@ def render_deck(
             driver.go(i)
             wait_until(lambda: driver.done, timeout_s, f"lecture step {i + 1}")
             page = driver.page
-            slide.show_page(page, None if page.error else win.vm, model, win.heatmap.scale)
-            image = slide.image()
+            if driver.learning.step is not None and not page.error:  # the run's last snapshot and a strip before it
+                learn_slide = learn_slide or LearnSlide(win.cmap, win.font_family, size)
+                learn_slide.show()
+                learn_slide.show_page(page, driver.step, driver.learning.snapshots, driver.learning.index)
+                image = learn_slide.image()
+            else:
+                slide.show_page(page, None if page.error else win.vm, model, win.heatmap.scale)
+                image = slide.image()
             png = out / f"step-{i + 1:02d}.png"
             if not image.save(str(png)):
                 raise ValueError(f"could not write {png}")
@@ -206,6 +214,8 @@ def render_deck(
         if painter.isActive():
             painter.end()
         slide.close()
+        if learn_slide is not None:
+            learn_slide.close()
         driver.detach()
         driver.deleteLater()
     written.append(pdf_path)
