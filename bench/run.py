@@ -349,6 +349,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--write-docs", action="store_true", help="regenerate docs/benchmarks.md")
     p.add_argument("--no-opus", action="store_true", help="skip the OPUS-MT-size import/CTranslate2 benchmark")
     p.add_argument("--no-agreement", action="store_true", help="skip the bf16/int8-output-vs-fp32 agreement (207 sentences)")
+    p.add_argument(
+        "--src",
+        help="a file of Korean sentences (e.g. FLORES devtest .ko): also run bench.batch_speed on it and bench.growth, "
+        "and put their tables in the docs",
+    )
     args = p.parse_args(argv)
     from core.checkpoints.checkpoint import load_checkpoint
 
@@ -372,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in results.items()}
     md = table(results)
     print(md)
+    scale = file_scale(args.src, args.checkpoint, args.quick) if args.src else ""
     if args.write_docs:
         doc = checkout() / "docs" / "benchmarks.md"
         doc.parent.mkdir(exist_ok=True)
@@ -385,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
             + md
             + "\n\n"
             + NOTES
-            + ("\n## Profile\n\n" + "\n".join(profile) + "\n" + PROFILE_NOTE if profile else ""),
+            + ("\n## Profile\n\n" + "\n".join(profile) + "\n" + PROFILE_NOTE if profile else "")
+            + scale,
             encoding="utf-8",
         )
     print(json.dumps(results))
@@ -457,6 +464,39 @@ Definitions:
   No fp32 engine on this machine steps faster than the floor, so `opus_floor_vs_ct2_time` is the lowest
   reachable fp32 `*_vs_ct2_time`, and `opus_hf_vs_floor_time` the highest reachable fp32
   `opus_hf_vs_ours_app_time`.
+"""
+
+
+def file_scale(src: str, checkpoint: str, quick: bool) -> str:
+    """The file-scale sections of the docs: ``python -m bench.batch_speed --src SRC`` (the shipped model
+    on the file through the text-only batches; ours vs CTranslate2 at the same batch size and at the
+    same precision on the OPUS-size model) and ``python -m bench.growth`` (time and memory as inputs
+    grow), each run in its own process and printed as it ran, under a heading with its command."""
+    sections = []
+    for title, args in (
+        (
+            "File-scale batches and CTranslate2 at the same precision",
+            ["bench.batch_speed", "--src", src, "--checkpoint", checkpoint]
+            + (["--repeats", "1", "--limit", "64"] if quick else []),
+        ),
+        ("Cost as inputs grow", ["bench.growth"] + (["--lengths", "16", "64"] if quick else [])),
+    ):
+        shown = "python -m " + " ".join(Path(a).name if a == src else a for a in args)
+        print(f"\n{shown}", flush=True)
+        out = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, check=True, cwd=checkout()).stdout
+        print(out, flush=True)
+        sections.append(f"\n## {title}\n\n`{shown}` (run by `python -m bench --write-docs --src …`):\n\n{out.strip()}\n")
+    return "".join(sections) + SCALE_NOTE
+
+
+SCALE_NOTE = """
+How to read the file-scale sections: `sentences/s` counts whole sentences; `CPU s` is this process's CPU
+time (on a busy machine OpenMP threads spin while the other core is busy, so one thread can be the faster
+there). Ours ÷ CTranslate2 throughput above 1 means we translate more sentences per second; in the
+same-precision table ours ÷ CTranslate2 is a ratio of times per token (below 1 = we are faster). A
+CTranslate2 compute type its CPU build does not offer is printed as skipped: then there is no like-for-like
+row for that precision on that machine. Growth: the app path keeps every attention map (`[L, H, T, T]` and
+`[L, H, T, S]` per kind), so its memory grows as N² with the length; the text-only path keeps none.
 """
 
 PROFILE_NOTE = """
