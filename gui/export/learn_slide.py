@@ -84,8 +84,7 @@ class LearnSlide(QtWidgets.QWidget):
         self.caption.setText(page.caption)
         self.caption.setVisible(bool(page.caption))
         self.footer.setText(
-            f"Drawn: {page.drawn} · the probe pair's cross-attention, rows the target queries, columns the source keys"
-            + " · a small Transformer trained for this step"
+            f"Drawn: {page.drawn} · a small Transformer trained for this step"
             + f" · lecture step {page.number} / {page.total} · Attention Studio"
         )
         f = learn_frame(step, snapshots[index])
@@ -99,7 +98,7 @@ class LearnSlide(QtWidgets.QWidget):
             title = f"update {snapshots[i].updates}: layer {g.key[0] + 1} head {g.key[1] + 1}"
             if g.scored:
                 title += f", {g.hits}/{g.scored} rows right"
-            small.set_matrix(g.matrix, None, g.map.row_tokens, g.map.col_tokens, title, "", "")
+            small.set_matrix(g.matrix, None, g.map.row_tokens, g.map.col_tokens, title, "target", "source")
 
     def image(self) -> QtGui.QImage:
         """The page as an image of exactly the slide's size."""

@@ -22,12 +22,14 @@ class LearnFrame:
     """The map a learn step shows at one snapshot: ``map`` (the probe pair's cross-attention, every
     head), ``key`` (layer, head) enlarged, 0-based, ``matrix [T, S]`` that head's weights (rows sum
     to 1), ``title`` and ``hits`` / ``scored``: rows whose argmax lies on a known source position /
-    rows with a known position (``known`` ``[T, S]`` bool, True where the row should look)."""
+    rows with a known position (``known`` ``[T, S]`` bool, True where the row should look);
+    ``short_title`` the title without the agreement (Present mode, where the note gives it)."""
 
     map: LearnMap
     key: tuple[int, int]
     matrix: np.ndarray
     title: str
+    short_title: str
     hits: int
     scored: int
     known: np.ndarray | None
@@ -47,8 +49,9 @@ def learn_frame(step: LectureStep, snapshot: Snapshot) -> LearnFrame:
         rows = known.any(-1)
         scored = int(rows.sum())
         hits = int(known[np.flatnonzero(rows), matrix[rows].argmax(-1)].sum())
-    title = map_title(snapshot, m, key) + (" (the best head now)" if part.follow_best else "")
-    return LearnFrame(m, key, matrix, title, hits, scored, known)
+    best = " (the best head now)" if part.follow_best else ""
+    short = f"cross-attention, layer {key[0] + 1} head {key[1] + 1}{best}, update {snapshot.updates}"
+    return LearnFrame(m, key, matrix, map_title(snapshot, m, key) + best, short, hits, scored, known)
 
 
 def learn_heading(lecture: Lecture, step: LectureStep, snapshot: Snapshot | None) -> str:
@@ -75,14 +78,12 @@ def learn_page(lecture: Lecture, step: LectureStep, snapshots: list[Snapshot], i
     page.sentence = f"probe {src}  →  {(ev.outputs[0] if ev.outputs else '') or '(nothing)'}   (right: {right})"
     page.where = f"snapshot {index + 1} / {len(snapshots)} · update {snap.updates} / {part.updates}"
     page.drawn = frame.title
-    lines = [
-        f"held-out loss {ev.heldout_nll:.3f} nats/token · exact match on {ev.accuracy:.0%} of the probe set",
-        f"row argmax on the known source position: {frame.hits} of {frame.scored} rows of this probe pair",
-    ]
+    rows = f"row argmax on the known source position: {frame.hits} of {frame.scored} rows of this probe pair"
     if ev.alignment is not None and ev.best_head is not None:
         b = ev.best_head
-        lines.append(f"best head layer {b[0] + 1} head {b[1] + 1}: {ev.alignment:.0%} of probe positions")
-    page.note = "\n".join(lines)
+        rows += f" · best head layer {b[0] + 1} head {b[1] + 1}: {ev.alignment:.0%} of all probe positions"
+    loss = f"held-out loss {ev.heldout_nll:.3f} nats/token · exact match on {ev.accuracy:.0%} of the probe set"
+    page.note = f"{loss}\n{rows}"
     return page
 
 

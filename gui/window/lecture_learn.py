@@ -25,8 +25,10 @@ from core.training.live_session import LiveSettings
 from gui.state.lecture import Lecture, LectureStep
 from gui.state.lecture_learn_pages import learn_frame, learn_page
 from gui.state.lecture_pages import Page
+from gui.window.lecture_screen import PRESENT_HELP
 
 PLAY_MS = 500  # a replay shows each snapshot this long (as the exported GIF does)
+LEARN_HELP = "→ ← / PgDn PgUp lecture step · ↓ ↑ snapshot · Esc leave"
 
 
 class LearnStepRunner(QtCore.QObject):
@@ -118,8 +120,7 @@ class LearnStepRunner(QtCore.QObject):
             else:
                 p.slider.setValue(len(p.snapshots) - 1)
         elif self.ours:
-            if p.training is None:
-                p.resume()
+            p.resume()  # (leave() cancelled a training of this run: a new job goes on after it stops)
         else:
             p.seed = part.seed
             self.runs[part.run] = p.train() - 1  # the build job: the training job follows it on the same queue
@@ -130,6 +131,9 @@ class LearnStepRunner(QtCore.QObject):
         self._play.stop()
         if self.step is not None and self._panel is not None and self.ours and self.panel.training is not None:
             self.panel.pause()
+        pw = getattr(self.win, "present_window", None)
+        if self.step is not None and pw is not None:
+            pw.help.setText(PRESENT_HELP)
         self.step = None
 
     # ---------- scrubbing ----------
@@ -164,12 +168,13 @@ class LearnStepRunner(QtCore.QObject):
             return
         snaps, i = self.snapshots, self.index
         pw.caption.setText(page.sentence or page.drawn)
+        pw.help.setText(LEARN_HELP)
         if not 0 <= i < len(snaps):
             pw.heatmap.set_empty("building the model …")
             return
         f = learn_frame(self.step, snaps[i])
         pw.heatmap.set_colormap(self.win.cmap)
-        pw.heatmap.set_matrix(f.matrix, None, f.map.row_tokens, f.map.col_tokens, f.title, f.map.row_label, f.map.col_label)
+        pw.heatmap.set_matrix(f.matrix, None, f.map.row_tokens, f.map.col_tokens, f.short_title, f.map.row_label, f.map.col_label)
 
     # ---------- answers ----------
     def _on_answer(self, *_) -> None:

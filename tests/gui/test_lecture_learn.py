@@ -134,6 +134,7 @@ def test_present_mode_trains_the_step_and_shows_the_learned_alignment(qtbot, win
     assert f"{len(letters)} of {len(letters)} rows" in driver.page.note
     assert "Watch it learn." in driver.bar_label.text()
     assert window.live.tabs.currentWidget() is window.slots.get("learn")  # the main window shows the Learn tab
+    assert "↓ ↑ snapshot" in pw.help.text()
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_Up)  # one snapshot back
     early = snaps[-2].evaluation
     np.testing.assert_array_equal(pw.heatmap.matrix, early.maps.cross[early.best_head])
@@ -143,6 +144,7 @@ def test_present_mode_trains_the_step_and_shows_the_learned_alignment(qtbot, win
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_Right)  # the next step: the translation again
     qtbot.waitUntil(lambda: driver.done and driver.index == 2, timeout=WAIT_MS)
     assert pw.heatmap.row_tokens == window.vm.result.maps.src_tokens  # encoder self-attention of the sentence
+    assert "↓ ↑ decoder step" in pw.help.text()
     qtbot.keyClick(pw, QtCore.Qt.Key.Key_Left)  # back: the finished run replays from update 0
     qtbot.waitUntil(lambda: driver.index == 1, timeout=WAIT_MS)
     assert driver.learning.playing and driver.learning.index == 0 and driver.page.heading.endswith("update 0 / 400")
@@ -167,6 +169,11 @@ def test_leaving_the_step_mid_training_pauses_it_and_coming_back_goes_on(qtbot, 
     driver.previous()
     qtbot.waitUntil(lambda: len(panel.snapshots) > kept + 1, timeout=WAIT_MS)  # the same run goes on
     assert panel.snapshots[kept].updates > updates and panel.training is not None
+    driver.next()
+    driver.previous()  # away and straight back, before the pause took effect: the run still goes on
+    n = len(panel.snapshots)
+    qtbot.waitUntil(lambda: len(panel.snapshots) > n + 2, timeout=WAIT_MS)
+    assert panel.training is not None and driver.index == 1
     driver.detach()  # closing the lecture stops it too
     qtbot.waitUntil(lambda: panel.training is None, timeout=WAIT_MS)
 
