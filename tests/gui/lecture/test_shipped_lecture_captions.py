@@ -185,6 +185,29 @@ def check_next_word(model, train):
     ]
 
 
+def check_learning(model, train):
+    from core.training.live_session import LiveSession, LiveSettings
+
+    step = next(s for s in load_lecture(SHIPPED_LECTURE).steps if s.learn is not None)
+    part = step.learn
+    assert (part.task, part.seed, part.follow_best) == ("reverse", 0, True)
+    d = LiveSettings()  # the run the step trains: the Learn tab's defaults
+    assert (d.layers, d.n_heads, d.d_model) == (2, 4, 64)
+    session = LiveSession(part.task, d, seed=part.seed)
+    start = session.evaluate()
+    assert start.updates == 0
+    session.step(part.updates)
+    end = session.evaluate()
+    layer, head = end.best_head
+    w, known = end.maps.cross[layer, head], end.maps.known_alignment
+    rows = known.any(-1).nonzero()[0]
+    n = len(end.maps.src_tokens) - 1  # the letters; row t writes target letter t, the source letter n - 1 - t
+    assert list(rows) == list(range(n)) and known[rows, n - 1 - rows].all()
+    assert (w[rows].argmax(-1) == n - 1 - rows).all()  # the anti-diagonal: each row on the letter it writes
+    assert end.alignment > 0.90 and end.accuracy > 0.90
+    return ["2", "4", "64", "0", near(100 * start.alignment, "20"), str(part.updates), "90"]
+
+
 def check_inside(model, train):
     from core.analysis.inside import inside_step
 
@@ -294,6 +317,7 @@ CHECKS = {
     "Decoding, one step at a time": check_step_by_step,
     "Cross-attention: alignment": check_alignment,
     "Cross-attention: predicting the next word": check_next_word,
+    "How attention is learned": check_learning,
     "Inside one attention step": check_inside,
     "Multi-head diversity": check_heads,
     "Ablation: one head at a time": check_one_head,
