@@ -45,6 +45,7 @@ class LearnStepRunner(QtCore.QObject):
         self.step: LectureStep | None = None
         self.failure: str | None = None
         self.runs: dict[tuple, int] = {}  # the run of a step (task, updates, every, seed) -> its build job
+        self.job: int | None = None  # the training job this runner started last
         self._panel = None
         self._play = QtCore.QTimer(self)
         self._play.setInterval(PLAY_MS)
@@ -120,16 +121,18 @@ class LearnStepRunner(QtCore.QObject):
             else:
                 p.slider.setValue(len(p.snapshots) - 1)
         elif self.ours:
-            p.resume()  # (leave() cancelled a training of this run: a new job goes on after it stops)
+            self.job = p.resume()  # (leave() cancelled a training of this run: a new job goes on after it stops)
         else:
             p.seed = part.seed
-            self.runs[part.run] = p.train() - 1  # the build job: the training job follows it on the same queue
+            self.job = p.train()
+            self.runs[part.run] = self.job - 1  # the build job: the training job follows it on the same queue
         self.changed.emit()
 
     def leave(self) -> None:
-        """Leave the step: stop a replay, and a training run of the step before its next update."""
+        """Leave the step: stop a replay, and a training run of the step before its next update (or
+        its build and the training queued after it, when the model is still being built)."""
         self._play.stop()
-        if self.step is not None and self._panel is not None and self.ours and self.panel.training is not None:
+        if self.step is not None and self._panel is not None and self.job is not None and self.panel.training == self.job:
             self.panel.pause()
         pw = getattr(self.win, "present_window", None)
         if self.step is not None and pw is not None:

@@ -156,6 +156,11 @@ def test_leaving_the_step_mid_training_pauses_it_and_coming_back_goes_on(qtbot, 
     driver, pw = _present(qtbot, window, lecture_text('learn = "reverse"\nupdates = 20000\nevery = 2'))
     driver.next()
     panel = window.slots.get("learn")
+    driver.next()  # away at once, while the model is still being built: its training never starts
+    qtbot.waitUntil(lambda: panel.training is None and driver.done and driver.index == 2, timeout=WAIT_MS)
+    qtbot.wait(600)
+    assert panel.worker.session is None or panel.worker.session.updates == 0
+    driver.previous()
     qtbot.waitUntil(lambda: len(driver.learning.snapshots) >= 3, timeout=WAIT_MS)
     assert panel.training is not None and not driver.done
     driver.next()
