@@ -129,13 +129,12 @@ def build_frame(result: Translation, k: int, kind: str, selected: tuple, derived
     view = view_kinds.get(kind)
     step = step_maps(result, k)
     if view.is_masks:
-        cells = mask_cells(step)
-        i = _clamp(selected, (len(cells), 1))
-        title, x, rows, cols = cells[i[0]]
-        grid = GridSpec([Cell(t, np.nan_to_num(im), np.isnan(im), (j, 0)) for j, (t, im, _, _) in enumerate(cells)], 2, i)
+        masks = mask_cells(step)
+        i = _clamp(selected, (len(masks), 1))
+        title, x, rows, cols = masks[i[0]]
+        grid = GridSpec([Cell(t, np.nan_to_num(im), np.isnan(im), (j, 0)) for j, (t, im, _, _) in enumerate(masks)], 2, i)
         enlarged = MapSpec(x, None, rows, cols, title, "", "", i, mask_picture=True, presenter_title=title)
-        picture = (result.maps, kind, k, i, None)
-        return ViewFrame(step, kind, i, None, None, [], cells, grid, enlarged, picture)
+        return ViewFrame(step, kind, i, None, None, [], masks, grid, enlarged, (result.maps, kind, k, i, None))
     v = view_at(result, k, kind, step)
     n_layers, n_heads = v.weights.shape[:2]
     layer, head = _clamp(selected, (n_layers, n_heads))
@@ -179,8 +178,10 @@ def build_frame(result: Translation, k: int, kind: str, selected: tuple, derived
             presenter_title=presenter,
         )
     source, drawn_step = view.drawn_key(result, k)
-    picture = (source, kind, drawn_step, (layer, head), chosen.key if chosen else None)
-    return ViewFrame(step, kind, (layer, head), chosen.key if chosen else None, v, maps, None, grid, enlarged, picture)
+    key = chosen.key if chosen else None
+    return ViewFrame(
+        step, kind, (layer, head), key, v, maps, None, grid, enlarged, (source, kind, drawn_step, (layer, head), key)
+    )
 
 
 __all__ = ["Cell", "GridSpec", "MapSpec", "ViewFrame", "build_frame", "grid_titles"]
