@@ -38,7 +38,7 @@ LEARN_FIELDS: dict[str, type] = {
     "head": int,
     "caption": str,
 }
-# the defaults of LiveSettings (checked against it by tests/gui/test_lecture_learn.py)
+# the defaults of LiveSettings (checked against it by tests/gui/lecture/test_learn_step.py)
 LAYERS, HEADS, D_MODEL = 2, 4, 64
 
 
