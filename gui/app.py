@@ -255,7 +255,8 @@ def read_lecture(args):
     ]
     if clash:
         raise ValueError(f"--lecture sets sentence, view and Present mode itself: drop {', '.join(clash)}")
-    from gui.state.lecture import check_lecture, load_lecture
+    from gui.state.lecture import load_lecture
+    from gui.state.lecture_check import check_lecture
 
     lecture = load_lecture(args.lecture)
     config = _config_of(args.checkpoint)

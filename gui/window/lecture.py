@@ -24,7 +24,8 @@ from PySide6 import QtCore, QtWidgets
 
 from core.errors import StudioError
 from gui.state import view_kinds
-from gui.state.lecture import Lecture, LectureStep, check_lecture
+from gui.state.lecture import Lecture, LectureStep
+from gui.state.lecture_check import check_lecture
 from gui.state.lecture_pages import Page, ablation_note, inside_note, page_of, result_note
 from gui.window.lecture_inputs import fill_inputs, select_view
 from gui.window.lecture_learn import LearnStepRunner

@@ -14,7 +14,8 @@ from PySide6 import QtCore, QtGui
 from core.training.live_session import LiveSession, LiveSettings
 from core.training.toy_tasks import PRESET_UPDATES
 from gui.state import lecture_learn
-from gui.state.lecture import check_lecture, parse_lecture
+from gui.state.lecture import parse_lecture
+from gui.state.lecture_check import check_lecture
 from gui.state.lecture_learn import LearnPart
 from gui.state.lecture_learn_pages import learn_frame, strip_indices
 from gui.state.lecture_toml import lecture_toml

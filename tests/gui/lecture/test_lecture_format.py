@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gui.state.lecture import LectureError, LectureStep, check_lecture, load_lecture, parse_lecture
+from gui.state.lecture import LectureError, LectureStep, load_lecture, parse_lecture
+from gui.state.lecture_check import check_lecture
 from gui.state.lecture_toml import append_step, step_toml
 from tests.support import tiny_config
 

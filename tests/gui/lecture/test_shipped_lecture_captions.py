@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from core.transformer.config import ModelConfig
-from gui.state.lecture import check_lecture, load_lecture
+from gui.state.lecture import load_lecture
+from gui.state.lecture_check import check_lecture
 from tests.support import ROOT, shipped
 
 pytest.importorskip("tomllib")  # Python 3.11+, as the lecture files

@@ -44,7 +44,8 @@ def test_a_registered_view_parses_from_the_command_line_and_lecture_files(covera
     from core.textio import read_json
     from core.transformer.config import ModelConfig
     from gui.app import build_parser, check_layer_head
-    from gui.state.lecture import check_step, parse_lecture
+    from gui.state.lecture import parse_lecture
+    from gui.state.lecture_check import check_step
     from gui.state.lecture_toml import step_toml
 
     args = build_parser().parse_args(["--view", "cross-coverage"])
