@@ -16,6 +16,7 @@ Qt-free; the app calls :func:`adapt` from a worker with ``progress`` and ``shoul
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import random
@@ -30,6 +31,7 @@ from core.checkpoints.atomic_io import atomic_dir
 from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
 from core.checkpoints.output_folder import claim_output
 from core.errors import InputError, StudioError
+from core.training import adapt_anchor as anchor
 from core.training.data import collate, encode_pairs
 from core.training.replay import REPLAY, load_replay
 from core.training.step import Schedule, make_optimizer, train_step
@@ -58,7 +60,14 @@ class AdaptOptions:
     as they are, so the adapted words are not made more probable everywhere. ``replay_own``: the
     replay pairs' targets are the checkpoint's own greedy translations of their sources instead of
     their references (sequence-level self-distillation, Kim & Rush 2016): the replay then asks the
-    model to keep translating as it did, not to learn the references."""
+    model to keep translating as it did, not to learn the references. ``distill`` d > 0: the replay
+    pairs are trained toward the base model's token distributions instead of their targets, a
+    term d · KL(base ‖ model) (:func:`core.training.adapt_anchor.distill_step`). ``low_rank`` r > 0:
+    only rank-r adapters on the linear layers matching ``low_rank_modules`` (comma-separated globs)
+    train, merged into the weights before saving (LoRA). ``train_only``: comma-separated globs of
+    the parameter names that train (all others frozen; empty: all). ``stop_when_learned``: every
+    5 updates from the end of warm-up, stop once every pair is translated (greedy) within one word
+    of its reference."""
 
     steps: int = 30
     warmup: int = 10
@@ -71,6 +80,11 @@ class AdaptOptions:
     base_weight: float = 0.0
     train_embeddings: bool = True
     replay_own: bool = False
+    distill: float = 0.0
+    low_rank: int = 0
+    low_rank_modules: str = "decoder_layers.*"
+    train_only: str = ""
+    stop_when_learned: bool = False
 
     def validate(self) -> None:
         if not 1 <= self.steps <= MAX_STEPS:
@@ -79,6 +93,8 @@ class AdaptOptions:
             raise InputError("warmup must be >= 1, lr_scale > 0 and replay >= 0")
         if not 0.0 <= self.base_weight < 1.0:
             raise InputError(f"base_weight must be in [0, 1), got {self.base_weight}")
+        if self.distill < 0 or self.low_rank < 0:
+            raise InputError("distill and low_rank must be >= 0")
 
 
 @dataclass
@@ -95,16 +111,35 @@ class AdaptResult:
     replay_pairs: int = 0
 
 
+def _globs(text: str) -> tuple[str, ...]:
+    return tuple(g.strip() for g in text.split(",") if g.strip())
+
+
+def _other_options(opts: AdaptOptions) -> str:
+    """``"; options: distill=1.0, …"`` for the options not at their defaults beyond the schedule's."""
+    d, skip = AdaptOptions(), {"steps", "warmup", "lr_scale", "replay", "label_smoothing", "seed", "threads"}
+    diff = [f"{k}={v}" for k, v in asdict(opts).items() if k not in skip and v != getattr(d, k)]
+    return f"; options: {', '.join(diff)}" if diff else ""
+
+
 def _card(
-    name: str, base: Path, source: str, pairs: list[tuple[str, str]], opts: AdaptOptions, n_replay: int, base_card: str
+    name: str,
+    base: Path,
+    source: str,
+    pairs: list[tuple[str, str]],
+    opts: AdaptOptions,
+    n_replay: int,
+    base_card: str,
+    steps: int,
 ) -> str:
     lines = [
         f"# {name}",
         "",
-        f"**Adapted** from `{base.name}` on {len(pairs)} pair(s) from {source}, {opts.steps} updates "
+        f"**Adapted** from `{base.name}` on {len(pairs)} pair(s) from {source}, {steps} updates "
         f"(warm start: fresh Adam, warm-up {opts.warmup}, lr-scale {opts.lr_scale}, cool-down over the last half; "
         f"label smoothing {opts.label_smoothing}), each update mixing in {opts.replay:g} replay pair(s) per pair "
-        f"from the {n_replay} of `{base.name}/{REPLAY}`. Made by `python -m core adapt` (or the app's Adapt).",
+        f"from the {n_replay} of `{base.name}/{REPLAY}`{_other_options(opts)}. "
+        "Made by `python -m core adapt` (or the app's Adapt).",
         "",
         "## Adapted on",
         "",
@@ -174,6 +209,14 @@ def adapt(
         torch.set_num_threads(opts.threads)
     model = ckpt.model.train()
     base_state = {k: v.detach().clone() for k, v in model.state_dict().items()} if opts.base_weight else None
+    teacher = copy.deepcopy(model).eval().requires_grad_(False) if opts.distill and general else None
+    try:
+        if opts.train_only:
+            anchor.train_only(model, _globs(opts.train_only))
+        if opts.low_rank:
+            anchor.add_low_rank(model, opts.low_rank, _globs(opts.low_rank_modules), seed=opts.seed)
+    except ValueError as e:
+        raise InputError(str(e)) from None
     if not opts.train_embeddings:
         for module in (model.src_embed, model.tgt_embed, model.generator):
             module.weight.requires_grad_(False)
@@ -189,14 +232,24 @@ def adapt(
             if should_cancel is not None and should_cancel():
                 raise AdaptCancelled(f"adapting cancelled after {step - 1} of {opts.steps} updates; nothing was saved")
             batch = rng.sample(mine, per_step) + [rng.choice(general) for _ in range(n_general)]
-            src, tgt = collate(batch, list(range(len(batch))), c.pad_id)
-            r = train_step(model, opt, src, tgt, sched.rate(step), opts.label_smoothing, opts.clip)
+            if teacher is not None and n_general:
+                m = collate(batch[:per_step], list(range(per_step)), c.pad_id)
+                g = collate(batch[per_step:], list(range(n_general)), c.pad_id)
+                lr = sched.rate(step)
+                r = anchor.distill_step(model, teacher, opt, m, g, lr, opts.distill, opts.label_smoothing, opts.clip)
+            else:
+                src, tgt = collate(batch, list(range(len(batch))), c.pad_id)
+                r = train_step(model, opt, src, tgt, sched.rate(step), opts.label_smoothing, opts.clip)
             losses.append(r.loss)
             if progress is not None:
                 progress(step, opts.steps, r.loss)
+            if opts.stop_when_learned and step >= opts.warmup and step % 5 == 0 and step < opts.steps:
+                if anchor.pairs_learned(ckpt, pairs) == len(pairs):
+                    break
     if should_cancel is not None and should_cancel():
         raise AdaptCancelled(f"adapting cancelled after {opts.steps} updates, before saving; nothing was saved")
     model.eval()
+    anchor.merge_low_rank(model)
     if base_state is not None:
         seen: set[int] = set()
         with torch.no_grad():
@@ -205,7 +258,7 @@ def adapt(
                     seen.add(v.data_ptr())
                     v.mul_(1.0 - opts.base_weight).add_(base_state[k], alpha=opts.base_weight)
     base_card = (base / "README.md").read_text(encoding="utf-8") if (base / "README.md").is_file() else ""
-    card = _card(name, base, source, pairs, opts, len(replay), base_card)
+    card = _card(name, base, source, pairs, opts, len(replay), base_card, len(losses))
     record = {
         "name": name,
         "adapted_from": str(base),
@@ -221,5 +274,5 @@ def adapt(
         if replay:
             (tmp / REPLAY).write_text((base / REPLAY).read_text(encoding="utf-8"), encoding="utf-8")
     seconds = time.perf_counter() - t0
-    log.info("adapted %s on %d pairs in %d updates (%.1f s): %s", base.name, len(pairs), opts.steps, seconds, out)
-    return AdaptResult(out, opts.steps, seconds, losses, len(mine), len(general))
+    log.info("adapted %s on %d pairs in %d updates (%.1f s): %s", base.name, len(pairs), len(losses), seconds, out)
+    return AdaptResult(out, len(losses), seconds, losses, len(mine), len(general))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -38,6 +39,26 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--freeze-embeddings", action="store_true", help="keep the token embeddings and output projection")
     p.add_argument("--replay-own", action="store_true", help="replay the checkpoint's own translations of the replay sources")
+    p.add_argument(
+        "--distill",
+        type=float,
+        default=d.distill,
+        help=f"weight of a KL term to the base model's token distributions on the replay pairs (default {d.distill:g} = off)",
+    )
+    p.add_argument(
+        "--low-rank",
+        type=int,
+        default=d.low_rank,
+        help=f"train only rank-R adapters of the --low-rank-modules linears, merged when saved (default {d.low_rank} = off)",
+    )
+    p.add_argument("--low-rank-modules", default=d.low_rank_modules, help=f"comma-separated globs (default {d.low_rank_modules})")
+    p.add_argument("--train-only", default=d.train_only, help="comma-separated globs of the parameters that train (default all)")
+    p.add_argument(
+        "--stop-when-learned",
+        action=argparse.BooleanOptionalAction,
+        default=d.stop_when_learned,
+        help="stop as soon as every pair comes out within one word of its reference (checked every 5 updates)",
+    )
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
     p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
@@ -56,6 +77,11 @@ def run_from_args(args) -> int:
         base_weight=args.base_weight,
         train_embeddings=not args.freeze_embeddings,
         replay_own=args.replay_own,
+        distill=args.distill,
+        low_rank=args.low_rank,
+        low_rank_modules=args.low_rank_modules,
+        train_only=args.train_only,
+        stop_when_learned=args.stop_when_learned,
     )
     out = Path(args.out) if args.out else user_models_dir() / args.name
 

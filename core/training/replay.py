@@ -71,18 +71,39 @@ def fixture_lines(folder: Path) -> list[str]:
     return out
 
 
+def read_sources(sources: list[str]) -> list[tuple[str, str]]:
+    """The pairs of every source in order: a ``.tsv`` file of pairs, or a PREFIX of ``.ko``/``.en``.
+
+    Raises:
+        InputError: a file cannot be read as pairs, or the two sides differ in length.
+    """
+    out: list[tuple[str, str]] = []
+    for src in sources:
+        if src.endswith(".tsv"):
+            out += read_pairs(src)
+        else:
+            ko, en = read_aligned(src + ".ko", src + ".en")
+            out += list(zip(ko, en))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m core.training.replay", description=__doc__)
     p.add_argument("--out", required=True)
     p.add_argument("--n", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--source", nargs="+", default=[SOURCE], help=f"PREFIX (.ko/.en) or .tsv files (default {SOURCE})")
+    p.add_argument("--exclude", nargs="*", default=[], help="more evaluation files (one Korean line each) to stay away from")
+    p.add_argument("--chars", type=int, nargs=2, default=(10, 80), metavar=("MIN", "MAX"), help="Korean length (default 10 80)")
     args = p.parse_args(argv)
-    ko, en = read_aligned(SOURCE + ".ko", SOURCE + ".en")
-    chosen = choose_replay(list(zip(ko, en)), fixture_lines(Path("tests/fixtures")), args.n, args.seed)
+    exclude = fixture_lines(Path("tests/fixtures")) + [x for f in args.exclude for x in read_lines(f) if x.strip()]
+    chosen = choose_replay(read_sources(args.source), exclude, args.n, args.seed, chars=(args.chars[0], args.chars[1]))
+    cmd = f"python -m core.training.replay --n {args.n} --seed {args.seed} --chars {args.chars[0]} {args.chars[1]}"
     head = (
-        f"# Replay set for adapting: {len(chosen)} pairs of {SOURCE} (written for this project, MIT), "
-        f"chosen by python -m core.training.replay --n {args.n} --seed {args.seed}\n"
-        "# (a seeded random sample of 10-80 Korean characters, none near a tests/fixtures line)\n"
+        f"# Replay set for adapting: {len(chosen)} pairs of {' '.join(args.source)} (written for this project, MIT),\n"
+        f"# chosen by {cmd} --source {' '.join(args.source)}\n"
+        f"# (a seeded random sample of {args.chars[0]}-{args.chars[1]} Korean characters, none near a line of tests/fixtures"
+        f"{''.join(' or ' + f for f in args.exclude)})\n"
     )
     Path(args.out).write_text(head + "".join(f"{k}\t{e}\n" for k, e in chosen), encoding="utf-8")
     print(f"{args.out}: {len(chosen)} pairs")
