@@ -180,7 +180,7 @@ def test_closing_the_window_while_adapting_does_not_hang_and_saves_nothing(qtbot
     assert left_in(models) == []
 
 
-def test_hold_general_translations_distils_the_replay_to_the_base(qtbot, win, models):
+def test_hold_general_translations_distils_the_replay_and_mixes_the_base_back(qtbot, win, models):
     win.inputs.text.setText(KO[0])
     win.inputs.reference.setText(EN[0])
     panel = adapt_panel(win, steps=2, name="held")
@@ -188,8 +188,10 @@ def test_hold_general_translations_distils_the_replay_to_the_base(qtbot, win, mo
     assert panel.start() is not None
     qtbot.waitUntil(lambda: panel.running is None, timeout=WAIT_MS)
     assert panel.outcome is not None, panel.status.text()
-    assert panel.outcome.spec.options.replay_own and panel.outcome.spec.options.distill == 1.0
-    assert "; options: replay_own=True, distill=1.0." in (models / "held" / "README.md").read_text(encoding="utf-8")
+    o = panel.outcome.spec.options
+    assert o.replay_own and o.distill == 1.0 and o.base_weight == 0.1
+    card = (models / "held" / "README.md").read_text(encoding="utf-8")
+    assert "; options: base_weight=0.1, replay_own=True, distill=1.0." in card
 
 
 def test_pairs_from_a_lecture_are_its_steps_with_a_reference(tmp_path):
