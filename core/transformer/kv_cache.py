@@ -35,7 +35,9 @@ class LayerCache:
 
     self_k, self_v: ``[B, H, t, d_head]`` for the t target positions seen so far (views of
     preallocated storage once :meth:`append` has run).
-    cross_k, cross_v: ``[B, H, S, d_head]`` projections of the encoder memory (computed once).
+    cross_k, cross_v: ``[B, H, S, d_head]`` projections of the encoder memory (computed once), or
+    ``[B_src, H, S, d_head]`` shared by ``r = B / B_src`` consecutive rows each (a batched beam's
+    hypotheses of one sentence; see :meth:`core.transformer.layers.DecoderLayer.cross_attention`).
     """
 
     self_k: Tensor
@@ -85,6 +87,16 @@ class LayerCache:
     def truncate(self, t: int) -> LayerCache:
         """The cache as it was after ``t`` target positions (used to step back)."""
         return LayerCache(self.self_k[:, :, :t], self.self_v[:, :, :t], self.cross_k, self.cross_v, self._storage)
+
+    def reorder(self, index: Tensor, cross_k: Tensor, cross_v: Tensor) -> LayerCache:
+        """Self-attention rows reordered/selected by ``index [B']`` (beam parents), with the given
+        cross-attention keys and values. One gather of the whole storage (capacity included), so the
+        next :meth:`append` writes in place instead of copying the t positions again."""
+        st, t = self._storage, self.self_k.size(2)
+        if st is None or st.filled != t:
+            return LayerCache(self.self_k[index], self.self_v[index], cross_k, cross_v)
+        new = _Storage(st.k.index_select(0, index), st.v.index_select(0, index), t)
+        return LayerCache(new.k.narrow(2, 0, t), new.v.narrow(2, 0, t), cross_k, cross_v, new)
 
     def select(self, index: Tensor) -> LayerCache:
         """Reorder/select batch rows (beam search): ``index [B']`` -> cache with B' rows (new tensors)."""

@@ -12,6 +12,7 @@ from torch import Tensor, nn
 from core.transformer.config import ModelConfig
 from core.transformer.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding, active
 from core.transformer.masks import causal_mask, cross_mask, decoder_self_mask, key_padding_mask
+from core.transformer.vocab_projection import project_vocab
 
 
 @dataclass
@@ -156,7 +157,10 @@ class Transformer(nn.Module):
             tgt: ``[B, T_new]`` target ids. Without ``cache`` this is the whole prefix
                 (teacher forcing / training); with ``cache`` only the new positions.
             memory: ``[B, S, D]`` encoder output.
-            src_key_padding_mask: ``[B, S]`` bool, True = source pad.
+            src_key_padding_mask: ``[B, S]`` bool, True = source pad. With a ``cache`` whose
+                cross-attention keys have ``B_src`` rows, ``B = r · B_src`` and one new position per
+                row: ``[B_src, S]``, r consecutive rows per source (see
+                :meth:`~core.transformer.layers.DecoderLayer.cross_attention`).
             tgt_key_padding_mask: ``[B, T_k]`` bool, True = target pad, over all key positions.
             cache: per-layer keys/values of the first ``t0`` positions (incremental decoding).
             causal: apply the causal mask (§3.2.3). ``False`` lets every position see the whole
@@ -187,9 +191,12 @@ class Transformer(nn.Module):
                 cross_w.append(wc)
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        logits = self.generator(x)
+        logits = project_vocab(self.generator, x)  # (in vocabulary blocks for many rows: the same values)
         if self.final_logits_bias is not None:
-            logits = logits + self.final_logits_bias
+            if torch.is_grad_enabled() or logits.dtype != self.final_logits_bias.dtype:
+                logits = logits + self.final_logits_bias  # (a bf16 product is promoted to float32 here)
+            else:  # in place: the same sums without a second [B, T_new, V] tensor (wide at a 65k vocabulary)
+                logits.add_(self.final_logits_bias)
         return DecoderOutput(logits, self_w, cross_w, new_cache, self_mask, c_mask)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:

@@ -1,0 +1,254 @@
+"""Beam search of many sentences in one batch, text only (what ``translate -`` and ``evaluate`` run).
+
+Rows: ``k`` per live sentence, consecutive, reordered by their parents each step; every sentence's
+search exactly as :func:`core.decoding.beam.beam_search` runs it alone (top 2k candidates, EOS
+finishes only in the top k, the same exact stopping rule, the greedy hypothesis competing, the same
+tie-breaking). A sentence whose search has stopped leaves the batch at once (as CTranslate2 and
+fairseq do). The work per step is kept to what the search needs:
+
+- the cross-attention keys and values stay one copy per sentence: a sentence's k rows attend to them
+  as k queries of one attention (:meth:`~core.transformer.layers.DecoderLayer.cross_attention`),
+  instead of k copies read k times (where the rows per sentence differ, they are copied per row);
+- the self-attention cache is reordered by one gather of its storage (:meth:`LayerCache.reorder`);
+- the greedy hypothesis rides along: while its prefix is one of the beam's rows, its next token is
+  that row's argmax (no extra row); only once it falls out of the beam does it get a row of its own
+  (in a second, small batch), so the greedy search costs nothing while it agrees with the beam. A
+  greedy prefix still in the beam when the search stops cannot beat the best finished hypothesis
+  (the stopping rule bounds every extension of a live prefix), so it is not followed further.
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate
+
+import torch
+from torch import Tensor
+
+from core.decoding.beam import Hypothesis, _start_id, length_penalty, top_candidates
+from core.decoding.session import Source
+from core.decoding.text_encode import _budgets, _source_batch, _step_scores, encode_grouped
+from core.transformer.kv_cache import LayerCache
+from core.transformer.model import Transformer
+
+
+def _ranked_candidates(cand: Tensor, n_rows: list[int], n_cand: int) -> list[list[tuple[float, int]]]:
+    """Per sentence, the ``n_cand`` best of its rows' scores ``[n_i, V]`` (consecutive blocks of
+    ``cand [N, V]``) as ``(score, flat index within the block)``, ordered as :func:`top_candidates`
+    orders them. One batched top-k when every sentence has as many rows; a sentence with two equal
+    scores among its top ``n_cand + 1`` is ranked by :func:`top_candidates` itself (exact ties)."""
+    v = cand.size(1)
+    if len(set(n_rows)) == 1 and n_rows[0] * v > n_cand:
+        blocks = cand.view(len(n_rows), n_rows[0] * v)
+        vals, idx = blocks.topk(n_cand + 1, dim=1)
+        ties = (vals[:, 1:] == vals[:, :-1]).any(dim=1).tolist()
+        vals_l, idx_l = vals[:, :n_cand].tolist(), idx[:, :n_cand].tolist()
+        return [
+            top_candidates(blocks[i].view(n_rows[0], v), n_cand) if ties[i] else list(zip(vals_l[i], idx_l[i]))
+            for i in range(len(n_rows))
+        ]
+    out, start = [], 0
+    for n in n_rows:
+        out.append(top_candidates(cand[start : start + n], n_cand))
+        start += n
+    return out
+
+
+class _Greedy:
+    """The greedy hypotheses of a batched beam search: per sentence ``row`` (its prefix's row within
+    the sentence's block while the prefix is one of the beam's, else None), and, for those that
+    fell out of the beam, rows of their own decoded as a small greedy batch (``cache``)."""
+
+    def __init__(self, n: int, alpha: float) -> None:
+        self.alpha = alpha
+        self.row: list[int | None] = [0] * n  # the first step: the sentence's only row
+        self.seq: list[list[int]] = [[] for _ in range(n)]
+        self.result: list[Hypothesis | None] = [None] * n
+        self.side: list[int] = []  # sentences with a row of their own, in row order
+        self.side_lp: list[float] = []
+        self.side_tok: list[int] = []
+        self.cache: list[LayerCache] | None = None
+
+    def extend(self, i: int, tok: int, lp: float, eos: int, budget_spent: bool) -> bool:
+        """Sentence ``i``'s greedy prefix gets ``tok`` (log P so far ``lp``); True while it goes on."""
+        self.row[i] = None
+        if tok == eos:
+            s = self.seq[i]
+            self.result[i] = Hypothesis(s, lp, lp / length_penalty(len(s) + 1, self.alpha))
+            return False
+        self.seq[i] = s = self.seq[i] + [tok]
+        if budget_spent:
+            self.result[i] = Hypothesis(s, lp, lp / length_penalty(len(s), self.alpha), truncated=True)
+            return False
+        return True
+
+    def split_off(
+        self, i: int, tok: int, lp: float, cache: list[LayerCache], row: int, cross: list[tuple[Tensor, Tensor]], a: int
+    ) -> None:
+        """Sentence ``i``'s greedy prefix left the beam: a row of its own from the beam's ``row`` of
+        ``cache`` (self-attention keys of its prefix) with the cross-attention keys ``cross[layer][a]``
+        of its sentence."""
+        r = torch.tensor([row], device=cache[0].self_k.device)
+        c = torch.tensor([a], device=r.device)
+        new = [LayerCache(lc.self_k[r], lc.self_v[r], k[c], v[c]) for lc, (k, v) in zip(cache, cross)]
+        if self.cache is None:
+            self.cache = new
+        else:
+            self.cache = [
+                LayerCache(
+                    torch.cat([x.self_k, y.self_k]),
+                    torch.cat([x.self_v, y.self_v]),
+                    torch.cat([x.cross_k, y.cross_k]),
+                    torch.cat([x.cross_v, y.cross_v]),
+                )
+                for x, y in zip(self.cache, new)
+            ]
+        self.side.append(i)
+        self.side_lp.append(lp)
+        self.side_tok.append(tok)
+
+    def step(self, model: Transformer, memory: Tensor, kpm_all: Tensor, budgets: list[int], t: int) -> None:
+        """One greedy step of the rows of their own (``kpm_all [B, S]``: every sentence's source pad,
+        True = pad; ``memory``: unused, its projections are in the cache)."""
+        assert self.cache is not None
+        device = kpm_all.device
+        eos = model.config.eos_id
+        last = torch.tensor(self.side_tok, device=device)[:, None]
+        out = model.decode(last, memory, kpm_all[self.side], cache=self.cache)
+        cand = _step_scores(model, out.logits, torch.tensor(self.side_lp, device=device))
+        tok = cand.argmax(-1)  # the first of equal maxima: top_candidates' order
+        toks, lps = tok.tolist(), cand.gather(1, tok[:, None])[:, 0].tolist()
+        keep = [j for j, i in enumerate(self.side) if self.extend(i, toks[j], lps[j], eos, t + 1 >= budgets[i])]
+        index = torch.tensor(keep, device=device, dtype=torch.long)
+        self.cache = [lc.select(index) for lc in out.cache] if keep else None
+        self.side = [self.side[j] for j in keep]
+        self.side_lp = [lps[j] for j in keep]
+        self.side_tok = [toks[j] for j in keep]
+
+
+def beam_hypotheses(
+    model: Transformer,
+    sources: list[Source],
+    beam: int,
+    alpha: float = 0.6,
+    keep_greedy: bool = True,
+    should_stop=None,
+    max_output: int | None = None,
+) -> list[Hypothesis]:
+    """Beam search of every sentence of ``sources`` in one batch: per sentence the best
+    :class:`Hypothesis` that :func:`core.decoding.beam.beam_search` (``n_best=1``) returns for it
+    alone (see the module for how the batch runs). ``max_output``: cap every output budget at this
+    many tokens (CTranslate2's ``max_decoding_length``). ``should_stop()`` is polled each step."""
+    c = model.config
+    device = next(model.parameters()).device
+    src, kpm_src = _source_batch(model, sources)
+    budgets = _budgets(model, sources, max_output)
+    n_cand = 1 if beam == 1 else 2 * beam
+    finished: list[list[Hypothesis]] = [[] for _ in sources]
+    truncated: list[list[Hypothesis]] = [[] for _ in sources]
+    active = list(range(len(sources)))  # sentences still searching, in row-block order
+    seqs: dict[int, list[list[int]]] = {i: [[]] for i in active}
+    greedy = _Greedy(len(sources), alpha) if keep_greedy and beam > 1 else None
+    with torch.inference_mode():
+        memory, cache = encode_grouped(model, src, kpm_src)
+        kpm = sent_kpm = kpm_src  # [rows or B_active, S]: the source pad (True = pad) the decoder gets; per sentence
+        # per layer the active sentences' cross-attention keys and values [B_active, H, S, d_head], one copy each
+        sent_cross = None if cache is None else [(lc.cross_k, lc.cross_v) for lc in cache]
+        last = torch.full((len(active), 1), _start_id(c), dtype=torch.long, device=device)
+        logps = torch.zeros(len(active), device=device)
+        for t in range(max(budgets)):
+            if should_stop is not None:
+                should_stop()
+            if greedy is not None and greedy.cache is not None:
+                greedy.step(model, memory, kpm_src, budgets, t)
+            if not active:
+                if greedy is None or greedy.cache is None:
+                    break
+                continue
+            out = model.decode(last, memory, kpm, cache=cache)  # memory: read at the first step only
+            if sent_cross is None:  # the first step projected them (one row per sentence)
+                sent_cross = [(lc.cross_k, lc.cross_v) for lc in out.cache]
+            cand = _step_scores(model, out.logits, logps)
+            v = cand.size(1)
+            n_rows = [len(seqs[i]) for i in active]
+            ranked = _ranked_candidates(cand, n_rows, n_cand)
+            g_rows = [] if greedy is None else [(a, i) for a, i in enumerate(active) if greedy.row[i] is not None]
+            g_start = [0, *accumulate(n_rows)]
+            if g_rows:  # the greedy prefixes still in the beam: their rows' best continuation
+                rows = torch.tensor([g_start[a] + greedy.row[i] for a, i in g_rows], device=device)  # type: ignore[union-attr,operator]
+                g_cand = cand.index_select(0, rows)
+                g_tok = g_cand.argmax(-1)
+                g_next = dict(zip((i for _, i in g_rows), zip(g_tok.tolist(), g_cand.gather(1, g_tok[:, None])[:, 0].tolist())))
+            next_active, parents, next_last, next_lp, keep_src = [], [], [], [], []
+            start = 0
+            for a, (i, n, cands) in enumerate(zip(active, n_rows, ranked)):
+                new_seqs: list[list[int]] = []
+                new_lp: list[float] = []
+                new_par: list[int] = []
+                for rank, (lp, flat) in enumerate(cands):
+                    if lp == float("-inf"):  # only excluded candidates are left
+                        break
+                    parent, tok = divmod(flat, v)
+                    if tok == c.eos_id:
+                        if rank < beam:
+                            s = seqs[i][parent]
+                            finished[i].append(Hypothesis(s, lp, lp / length_penalty(len(s) + 1, alpha)))
+                    elif len(new_seqs) < beam:
+                        new_seqs.append(seqs[i][parent] + [tok])
+                        new_lp.append(lp)
+                        new_par.append(start + parent)
+                stop = not new_seqs or t + 1 >= budgets[i]
+                if new_seqs and t + 1 >= budgets[i]:  # output budget spent: live hypotheses end truncated
+                    truncated[i] = [
+                        Hypothesis(s, lp, lp / length_penalty(len(s), alpha), truncated=True) for s, lp in zip(new_seqs, new_lp)
+                    ]
+                if new_seqs and not stop and finished[i]:  # n_best = 1: the best finished against the best the live can reach
+                    kth = max(h.score for h in finished[i])
+                    bound = max(new_lp) / max(length_penalty(t + 2, alpha), length_penalty(budgets[i], alpha))
+                    stop = kth >= bound
+                g_row = None if greedy is None else greedy.row[i]
+                if greedy is not None and g_row is not None:
+                    tok, lp = g_next[i]
+                    if greedy.extend(i, tok, lp, c.eos_id, t + 1 >= budgets[i]):
+                        prefix = greedy.seq[i]
+                        j = next((j for j, s in enumerate(new_seqs) if new_par[j] == start + g_row and s == prefix), None)
+                        if j is None:  # fell out of the beam: a row of its own
+                            greedy.split_off(i, tok, lp, out.cache, start + g_row, sent_cross, a)
+                        elif not stop:
+                            greedy.row[i] = j
+                        # (still in the beam when the search stops: bounded by the stopping rule, see the module)
+                start += n
+                if stop:
+                    continue
+                seqs[i] = new_seqs
+                next_active.append(i)
+                keep_src.append(a)
+                parents += new_par
+                next_last += [s[-1] for s in new_seqs]
+                next_lp += new_lp
+            if not next_active:
+                active = []
+                continue
+            index = torch.tensor(parents, device=device)
+            if next_active != active:
+                src_index = torch.tensor(keep_src, device=device)
+                sent_kpm = sent_kpm[src_index]
+                sent_cross = [(k[src_index], v[src_index]) for k, v in sent_cross]
+            counts = [len(seqs[i]) for i in next_active]
+            cross, kpm = sent_cross, sent_kpm
+            if len(set(counts)) > 1:  # rows per sentence differ: the keys copied per row for this step
+                row_src = torch.repeat_interleave(torch.arange(len(counts), device=device), torch.tensor(counts, device=device))
+                cross = [(k[row_src], v[row_src]) for k, v in sent_cross]
+                kpm = sent_kpm[row_src]
+            cache = [lc.reorder(index, k, v) for lc, (k, v) in zip(out.cache, cross)]
+            active = next_active
+            last = torch.tensor(next_last, device=device)[:, None]
+            logps = torch.tensor(next_lp, device=device)
+    best = []
+    for i, (fin, trunc) in enumerate(zip(finished, truncated)):
+        g = greedy.result[i] if greedy is not None else None
+        ranked_h = sorted(fin + ([g] if g is not None else []) + trunc, key=lambda h: -h.score)  # stable, as beam_search
+        best.append(ranked_h[0])
+    return best
+
+
+__all__ = ["beam_hypotheses"]
