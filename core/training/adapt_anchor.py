@@ -142,14 +142,15 @@ def distill_step(
 def pairs_learned(ckpt, pairs: list[tuple[str, str]], max_words: int = 1) -> int:
     """How many ``pairs`` the model of ``ckpt`` translates (greedy) within ``max_words`` words of
     the reference (:func:`core.evaluation.words.word_distance`). Puts the model in eval mode for
-    the translation and back in train mode after."""
+    the translation and back in the mode it was in after."""
     from core.decoding.text_batch import translate_texts
 
     model = ckpt.model
+    was_training = model.training
     model.eval()
     try:
         with parametrize.cached():
             out = translate_texts(ckpt, [ko for ko, _ in pairs])
     finally:
-        model.train()
+        model.train(was_training)
     return sum(word_distance(r.translation, en) <= max_words for r, (_, en) in zip(out, pairs))
