@@ -369,8 +369,8 @@ def test_caption_numbers():
 
 
 def test_beam_note_gives_each_hypothesis_its_log_p():
-    """The beam page's note carries the log P of the best hypotheses, the greedy one's included (the
-    shipped beam slide's caption compares beam's −2.91 with greedy's −3.73); each equals the search's own."""
+    """The beam page's note carries the log P of the best hypotheses (the shipped beam slide's caption
+    compares beam's −2.91 with greedy's −3.73, whose output competes in the beam); each equals the search's own."""
     from core.checkpoints.checkpoint import load_checkpoint
     from core.decoding.beam import beam_search
     from core.decoding.translate import translate
@@ -392,6 +392,8 @@ def test_beam_note_gives_each_hypothesis_its_log_p():
     note = result_note(VM(), None)
     for text, lp in zip([t for t, _, _ in r.hypotheses[:3]], r.hypothesis_logprobs[:3]):
         assert f"{text!r}" in note and f"(log P {lp:.2f})" in note
-    # the slide's greedy output and its log P
-    assert repr("He moons every morning.") in note and "(log P -3.73)" in note
+    assert repr("He runs every morning.") in note and "(log P -2.91)" in note  # the slide's beam output
+    # the slide's greedy output is a hypothesis of the beam too (fourth here, below the three the note shows)
+    texts = [t for t, _, _ in r.hypotheses]
+    assert round(r.hypothesis_logprobs[texts.index("He moons every morning.")], 2) == -3.73
     assert [round(x, 6) for x in r.hypothesis_logprobs] == [h["logprob"] for h in r.to_json()["hypotheses"]]
