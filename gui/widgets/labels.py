@@ -43,27 +43,31 @@ def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -
     return [0]
 
 
-_INK: dict[tuple[str, str], float] = {}  # (font, text) -> ink centre below the top of a line box
+_INK: dict[tuple[str, str, float], float] = {}  # (font, text, box height) -> ink centre below the box's top
 
 
 def ink_centre(font: QtGui.QFont, text: str, line: float) -> float:
     """Where the ink of ``text`` drawn vertically centred in a box ``line`` px high is centred, in
     px from the box's top (painted once per font and text: ``tightBoundingRect`` is not tight for
     every glyph, e.g. it takes an apostrophe down to the baseline)."""
-    key = (font.toString(), text)
+    key = (font.toString(), text, float(line))
     hit = _INK.get(key)
     if hit is None:
         if len(_INK) > 4096:
             _INK.clear()
-        size = QtCore.QSize(int(QtGui.QFontMetricsF(font).horizontalAdvance(text)) + 8, int(line) + 1)
+        # unclipped, with room above and below the box: in a row lower than the font's line the ink of a
+        # tall label such as "[BOS]" reaches past the box, and a clipped measure would put it off-centre
+        pad = int(QtGui.QFontMetricsF(font).height()) + 2
+        size = QtCore.QSize(int(QtGui.QFontMetricsF(font).horizontalAdvance(text)) + 8, int(line) + 1 + 2 * pad)
         img = QtGui.QImage(size, QtGui.QImage.Format.Format_Alpha8)
         img.fill(0)
         p = QtGui.QPainter(img)
         p.setFont(font)
-        p.drawText(QtCore.QRectF(4, 0, size.width() - 8, line), int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        flags = QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.TextFlag.TextDontClip  # as the axis draws it
+        p.drawText(QtCore.QRectF(4, pad, size.width() - 8, line), int(flags), text)
         p.end()
         rows = [y for y in range(size.height()) if any(img.constScanLine(y).tobytes()[: size.width()])]
-        hit = _INK[key] = (rows[0] + rows[-1] + 1) / 2 if rows else line / 2
+        hit = _INK[key] = (rows[0] + rows[-1] + 1) / 2 - pad if rows else line / 2
     return hit
 
 

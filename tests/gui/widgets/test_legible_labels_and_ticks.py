@@ -262,3 +262,18 @@ def test_labels_at_45_degrees_are_inside_the_axis_item(qtbot):
         turn = QtGui.QTransform().translate(rect.center().x(), rect.top()).rotate(-45)
         ink = turn.mapRect(QtCore.QRectF(-w, 0, w, rect.height()))
         assert bounds.contains(ink), (text, ink, bounds)
+
+
+@pytest.mark.parametrize("text", ["[BOS]", "▁I", "'", "▁학교에"])
+def test_a_label_ink_centre_is_measured_whole_in_a_row_lower_than_its_font(qapp, text):
+    """Drawn vertically centred, a label moves down by half of what its box grows: the measured ink
+    centre minus half the box is the same in a box far lower than the font's line (a tight row,
+    where "[BOS]"'s brackets reach past the box) as in a roomy one."""
+    from gui.app import register_fonts
+    from gui.widgets.labels import ink_centre
+
+    font = QtGui.QFont(register_fonts())  # the app's font (NanumGothic: Hangul too)
+    font.setPixelSize(24)
+    tight, roomy = 10, 60
+    assert QtGui.QFontMetricsF(font).height() > tight
+    assert abs((ink_centre(font, text, tight) - tight / 2) - (ink_centre(font, text, roomy) - roomy / 2)) <= 1.0

@@ -111,7 +111,7 @@ def _ink_rows(axis, rect: QtCore.QRectF, text: str) -> tuple[float, float]:
     p.setFont(axis._font())
     p.setPen(QtGui.QColor("black"))
     align = QtCore.Qt.AlignmentFlag
-    p.drawText(rect, int(align.AlignRight | align.AlignVCenter), text)
+    p.drawText(rect, int(align.AlignRight | align.AlignVCenter | QtCore.Qt.TextFlag.TextDontClip), text)  # the axis's flags
     p.end()
     rows = np.flatnonzero(rgba_of(img)[..., :3].min(axis=-1).min(axis=1) < 200)
     return rows[0] + bounds.top(), rows[-1] + 1 + bounds.top()
@@ -137,6 +137,11 @@ def test_present_mode_row_labels_sit_in_their_own_rows_at_720p(qtbot):
             pw.heatmap.grab()
             qtbot.wait(30)
         left = pw.heatmap.plot.getAxis("left")
+        # The labels as laid out for the axis's final geometry: after other windows in the same process the
+        # last layout can date from the axis's previous height (rows about 1 px off, not yet explained).
+        # This test checks the centring itself.
+        left.picture = None
+        pw.heatmap.grab()
         view = left.linkedView()
         ticks = {i: left.mapFromScene(view.mapViewToScene(QtCore.QPointF(0, v))).y() for i, (v, _t) in enumerate(left.tokens())}
         assert sorted(i for _, _, i in left.drawn) == list(
