@@ -473,6 +473,9 @@ def file_scale(src: str, checkpoint: str, quick: bool) -> str:
     same precision on the OPUS-size model) and ``python -m bench.growth`` (time and memory as inputs
     grow), each run in its own process and printed as it ran, under a heading with its command."""
     sections = []
+    root = checkout()
+    if Path(checkpoint).resolve().is_relative_to(root):  # shown (and passed) relative to the checkout
+        checkpoint = str(Path(checkpoint).resolve().relative_to(root))
     for title, args in (
         (
             "File-scale batches and CTranslate2 at the same precision",
