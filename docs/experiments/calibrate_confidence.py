@@ -11,7 +11,14 @@ and of flagged outputs that are not acceptable (precision); the threshold that m
     python docs/experiments/calibrate_confidence.py sheet --checkpoint checkpoints/ko-en-nc \\
         tests/fixtures/fresh_lecture.tsv tests/fixtures/fresh_everyday.tsv --out runs/confidence
     #   a reader fills column "acceptable" of runs/confidence/reader.tsv with y or n
-    python docs/experiments/calibrate_confidence.py fit runs/confidence
+    python docs/experiments/calibrate_confidence.py fit runs/confidence [more judged folders …]
+
+``from-sheet`` reuses a blind judgement made with docs/experiments/judge_sheet.py (its ``sheet.tsv``
+with verdicts and ``key.json``): the outputs of one model in it are translated again to get their
+scores (those that no longer come out exactly as judged are left out and listed) and written as a folder ``fit`` reads::
+
+    python docs/experiments/calibrate_confidence.py from-sheet docs/experiments/blind-judge-stage11 \
+        --model stage11 --checkpoint checkpoints/ko-en-nc --out docs/experiments/confidence-stage11-blind
 """
 
 from __future__ import annotations
@@ -46,18 +53,51 @@ def sheet(checkpoint: str, fixtures: list[Path], out: Path) -> None:
     print(f"wrote {out / 'scores.tsv'} and {out / 'reader.tsv'} ({n} sentences)")
 
 
-def fit(folder: Path) -> None:
-    scores = {}
-    for line in (folder / "scores.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        cols = line.split("\t")
-        scores[cols[0]] = float(cols[5])
-    pairs = []
-    for line in (folder / "reader.tsv").read_text(encoding="utf-8").splitlines()[1:]:
-        cols = line.split("\t")
-        verdict = cols[4].strip().lower() if len(cols) > 4 else ""
-        if verdict not in ("y", "n"):
-            raise SystemExit(f"id {cols[0]}: acceptable must be y or n, got {verdict!r}")
-        pairs.append((scores[cols[0]], verdict == "y"))
+def from_sheet(judged: Path, model: str, checkpoint: str, out: Path) -> None:
+    import json
+
+    from core.checkpoints.checkpoint import load_checkpoint
+    from core.decoding.translate import translate
+
+    key = json.loads((judged / "key.json").read_text(encoding="utf-8"))
+    ck = load_checkpoint(checkpoint, device="cpu")
+    rows, reader = ["id\tset\tkorean\treferences\toutput\tconfidence"], ["id\tkorean\treferences\toutput\tacceptable"]
+    skipped: list[str] = []
+    for line in (judged / "sheet.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        sid, korean, refs, output, verdict = line.split("\t")[:5]
+        if model not in key[sid]["models"]:
+            continue
+        r = translate(ck, korean)
+        if r.translation != output:  # judged from a batched run: a near tie can go the other way alone
+            skipped.append(sid)
+            continue
+        rows.append(f"{sid}\t{key[sid]['set']}\t{korean}\t{refs}\t{output}\t{r.confidence:.4f}")
+        reader.append(f"{sid}\t{korean}\t{refs}\t{output}\t{verdict}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scores.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (out / "reader.tsv").write_text("\n".join(reader) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'scores.tsv'} and {out / 'reader.tsv'} ({len(rows) - 1} judged outputs of {model})")
+    if skipped:
+        print(f"left out {len(skipped)} whose output differs when translated alone (as the app does): ids {' '.join(skipped)}")
+
+
+def fit(folders: list[Path]) -> None:
+    """Print the AUROC and the best threshold over the judged outputs of ``folders``; a sentence
+    judged in several folders counts once, with the verdict and score of the last folder."""
+    judged: dict[str, tuple[float, bool]] = {}  # Korean sentence -> (score, acceptable)
+    for folder in folders:
+        scores = {}
+        for line in (folder / "scores.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+            cols = line.split("\t")
+            scores[cols[0]] = (cols[2], float(cols[5]))
+        for line in (folder / "reader.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+            cols = line.split("\t")
+            verdict = cols[4].strip().lower() if len(cols) > 4 else ""
+            if verdict not in ("y", "n"):
+                raise SystemExit(f"{folder} id {cols[0]}: acceptable must be y or n, got {verdict!r}")
+            korean, score = scores[cols[0]]
+            judged[korean] = (score, verdict == "y")
+    pairs = list(judged.values())
     good = [s for s, ok in pairs if ok]
     bad = [s for s, ok in pairs if not ok]
     if not good or not bad:
@@ -91,13 +131,20 @@ def main() -> int:
     s.add_argument("fixtures", nargs="+", type=Path)
     s.add_argument("--checkpoint", required=True)
     s.add_argument("--out", type=Path, required=True)
+    j = sub.add_parser("from-sheet")
+    j.add_argument("judged", type=Path)
+    j.add_argument("--model", required=True)
+    j.add_argument("--checkpoint", required=True)
+    j.add_argument("--out", type=Path, required=True)
     f = sub.add_parser("fit")
-    f.add_argument("folder", type=Path)
+    f.add_argument("folders", type=Path, nargs="+")
     args = ap.parse_args()
     if args.cmd == "sheet":
         sheet(args.checkpoint, args.fixtures, args.out)
+    elif args.cmd == "from-sheet":
+        from_sheet(args.judged, args.model, args.checkpoint, args.out)
     else:
-        fit(args.folder)
+        fit(args.folders)
     return 0
 
 
