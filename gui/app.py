@@ -377,9 +377,9 @@ def main(argv: list[str] | None = None) -> int:
             shown = win.present_window
             shown.showNormal()
             shown.resize(*args.size)
-        for _ in range(5):
-            app.processEvents()
-        if not shown.grab().save(args.screenshot):
+        from gui.export.settle import settled_grab
+
+        if not settled_grab(shown).save(args.screenshot):  # axes size themselves as they paint: until that settles
             raise ValueError(f"could not write {args.screenshot}")
         print(f"saved {args.screenshot}")
         return 0
@@ -388,6 +388,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         win.close()
+        import shiboken6
+
+        shiboken6.delete(win)  # now, with its child windows (Present mode), not at interpreter exit after the app
 
 
 if __name__ == "__main__":

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from core.errors import InputError
 from core.training.live_session import LiveSession, LiveSettings, Snapshot
 from core.training.toy_tasks import PRESET_UPDATES, TASKS
+from gui.export.settle import settled_grab
 from gui.widgets.colormap import Colormap
 from gui.widgets.learn_view import LearnView
 
@@ -79,9 +80,8 @@ class FrameWriter:
     def write(self, i: int) -> Path:
         """Render snapshot ``i`` (the curves up to it) and write its PNG; returns the path."""
         self.view.show_snapshot(self.snapshots[: i + 1], i, self.kind, what=self.what, limits=self.limits)
-        QtWidgets.QApplication.processEvents()
         path = self.out / f"frame_{i:03d}.png"
-        if not self.view.grab().save(str(path)):
+        if not settled_grab(self.view).save(str(path)):
             raise OSError(f"{path}: could not write the frame")
         self.paths.append(path)
         return path

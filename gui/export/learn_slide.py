@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.training.live_session import Snapshot
+from gui.export.settle import settled_grab
 from gui.state.lecture import LectureStep
 from gui.state.lecture_learn_pages import learn_frame, strip_indices
 from gui.state.lecture_pages import Page
@@ -102,10 +103,7 @@ class LearnSlide(QtWidgets.QWidget):
 
     def image(self) -> QtGui.QImage:
         """The page as an image of exactly the slide's size."""
-        app = QtWidgets.QApplication.instance()
-        for _ in range(3):
-            app.processEvents()
-        image = self.grab().toImage()
+        image = settled_grab(self).toImage()  # the axes size themselves as they paint: until that settles
         if image.size() != self.size():
             image = image.scaled(
                 self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio, QtCore.Qt.TransformationMode.SmoothTransformation

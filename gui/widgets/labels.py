@@ -17,6 +17,7 @@ from gui.widgets.axis_paint import CachedAxisPaint
 GAP = 3.0  # pixels between neighbouring labels
 SIN45 = 0.7071067811865476
 MAX_CHARS = 12  # labels longer than about this many average characters are elided ("…")
+TITLE_NUDGE = 5  # px pyqtgraph moves an axis title outwards, past the axis's own edge (AxisItem.resizeEvent)
 
 
 def thin(extents: list[tuple[float, float]], gap: float = GAP, lines: int = 1) -> list[int]:
@@ -89,12 +90,25 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         self._static: dict[tuple, tuple] = {}  # (font, shown text) -> (its laid-out glyphs, width, height)
         self._specs: tuple | None = None  # what paint() draws (see _prepare)
         self._reach: tuple | None = None  # ((font key, max chars), px): how far 45° labels reach left of the axis
+        self._text_floor = 0  # px: the widest room this row axis's current labels needed (see _updateMaxTextSize)
 
     def setTicks(self, ticks) -> None:
         """As pyqtgraph's, but the same ticks again keep the drawn axis (no re-layout of its labels)."""
         if ticks is not None and ticks == self._tickLevels:
             return
+        self._text_floor = 0  # new labels: the room for them may shrink again
         super().setTicks(ticks)
+
+    def _updateMaxTextSize(self, x: int) -> None:
+        """As pyqtgraph's, but a row axis's width only grows while its labels stay the same.
+        Its labels shrink to fit the rows, so its width follows the map's height; the column
+        labels go to two lines when the map is narrow, which makes the map shorter. Left free,
+        the two fed each other (map narrower → columns on two lines → map shorter → row labels
+        smaller → map wider → columns on one line → …): a layout that never settled, redrawn at
+        every frame. Keeping the widest room the labels needed breaks that loop."""
+        if self.orientation in ("left", "right"):
+            x = self._text_floor = max(x, self._text_floor)
+        super()._updateMaxTextSize(x)
 
     def setRange(self, mn, mx) -> None:
         """As pyqtgraph's, but the same range again keeps the drawn axis (a view that grows by a row
@@ -130,7 +144,37 @@ class TokenAxis(CachedAxisPaint, pg.AxisItem):
         if "tickFont" in kwargs:
             self.prepareGeometryChange()
             self._reach = None
+            self._text_floor = 0
         super().setStyle(**kwargs)
+
+    def _title_extra(self, fixed) -> float:
+        """Px to add to pyqtgraph's room for the axis title. It reserves 0.8 of the title's box
+        height ("usually an overestimate"), but at lecture-hall sizes the title's descenders ("q",
+        "y", "(") then reach the longest token label. Reserved here: the whole box less the
+        nudge that moves it outwards, and a :data:`GAP` between title and labels."""
+        label = getattr(self, "label", None)  # None once the axis is closed (resizes can still arrive)
+        if fixed is not None or label is None or not self.isVisible() or not self.style["showValues"] or not label.isVisible():
+            return 0.0
+        h = label.boundingRect().height()
+        return max(0.0, h - TITLE_NUDGE + GAP - 0.8 * h)
+
+    def _updateWidth(self) -> None:
+        """As pyqtgraph's, with the title's whole height reserved (see :meth:`_title_extra`)."""
+        super()._updateWidth()
+        extra = self._title_extra(self.fixedWidth)
+        if extra:
+            w = self.maximumWidth() + extra
+            self.setMaximumWidth(w)
+            self.setMinimumWidth(w)
+
+    def _updateHeight(self) -> None:
+        """As pyqtgraph's, with the title's whole height reserved (see :meth:`_title_extra`)."""
+        super()._updateHeight()
+        extra = self._title_extra(self.fixedHeight)
+        if extra:
+            h = self.maximumHeight() + extra
+            self.setMaximumHeight(h)
+            self.setMinimumHeight(h)
 
     def _label(self, fm: QtGui.QFontMetricsF, font_key: str, max_w: float, token) -> tuple[str, float]:
         """The label shown for ``token`` (elided to ``max_w`` px) and its width in px, measured once

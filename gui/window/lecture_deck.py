@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import StudioError
 from gui.export.learn_slide import LearnSlide
+from gui.export.settle import settled_grab
 from gui.state.lecture import Lecture
 from gui.state.lecture_pages import Page, page_markdown
 from gui.widgets.heatmap import Heatmap
@@ -131,10 +132,7 @@ class LectureSlide(QtWidgets.QWidget):
 
     def image(self) -> QtGui.QImage:
         """The page as an image of exactly the slide's size."""
-        app = QtWidgets.QApplication.instance()
-        for _ in range(3):
-            app.processEvents()
-        image = self.grab().toImage()
+        image = settled_grab(self).toImage()  # the axes size themselves as they paint: until that settles
         if image.size() != self.size():
             image = image.scaled(
                 self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio, QtCore.Qt.TransformationMode.SmoothTransformation
