@@ -6,108 +6,60 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.errors import StudioError
 from gui.export.learn_slide import LearnSlide
-from gui.export.settle import settled_grab
+from gui.export.slide_page import DECK_SIZE, SlidePage
 from gui.state.lecture import Lecture
 from gui.state.lecture_pages import Page, page_markdown
 from gui.widgets.heatmap import Heatmap
-from gui.widgets.map_style import MASK_CMAP
 from gui.window.lecture import LectureDriver, open_lecture
 from gui.window.lecture_text import note_html
+from gui.window.present import show_presented
 
-DECK_SIZE = (1920, 1080)
 
-
-class LectureSlide(QtWidgets.QWidget):
+class LectureSlide(SlidePage):
     """One deck page, 1920 × 1080: the heading, the sentence and step, the map (most of the page,
     what Present mode shows: :class:`gui.state.view_spec.ViewFrame`), the experiment's numbers
     beside it, the caption, and a footer naming what is drawn."""
 
     def __init__(self, cmap, font_family: str = "", size: tuple[int, int] = DECK_SIZE) -> None:
-        super().__init__()
+        super().__init__(font_family, size)
         self.cmap = cmap
-        self.setAttribute(QtCore.Qt.WidgetAttribute.WA_DontShowOnScreen)
-        self.setAutoFillBackground(True)
-        pal = self.palette()
-        pal.setColor(QtGui.QPalette.ColorRole.Window, QtGui.QColor("white"))
-        pal.setColor(QtGui.QPalette.ColorRole.WindowText, QtGui.QColor("#111111"))
-        self.setPalette(pal)
-        self.setFixedSize(*size)
-
-        def font(pt: int, bold: bool = False) -> QtGui.QFont:
-            f = QtGui.QFont(font_family) if font_family else QtGui.QFont()
-            f.setPointSize(pt)
-            f.setBold(bold)
-            return f
-
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(36, 24, 36, 18)
-        layout.setSpacing(6)
-        self.heading = self._label(font(24, True))
-        self.sentence = self._label(font(21))
-        self.where = self._label(font(14))
         self.heatmap = Heatmap(cmap)
-        self.heatmap.set_font(font(15))
+        self.heatmap.set_font(self.font_of(15))
         self.heatmap.set_show_values(True)
-        self.note = self._label(font(15))
+        self.note = self.label(15)
         self.note.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.note.setFixedWidth(size[0] * 3 // 10)
         self.note.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
-        self.blank = self._label(font(18))
+        self.blank = self.label(18)
         self.blank.setAlignment(QtCore.Qt.AlignmentFlag.AlignCenter)
         self.blank.setText("(nothing drawn: see the caption)")
         self.blank.setStyleSheet("QLabel { color: #777777; }")
-        self.note_below = self._label(font(18))  # what the caption quotes (ablated output, NLL, beam scores): as large
+        self.note_below = self.label(18)  # what the caption quotes (ablated output, NLL, beam scores): as large
         self.note_below.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.note_below.setStyleSheet("QLabel { color: #222222; }")
-        self.caption = self._label(font(18))
-        self.caption.setStyleSheet("QLabel { background: #f3f3f0; padding: 10px; border-left: 6px solid #4a6fa5; }")
-        self.footer = self._label(font(12))
-        self.footer.setStyleSheet("QLabel { color: #555555; }")
         body = QtWidgets.QHBoxLayout()
         body.addWidget(self.heatmap, 1)
         body.addWidget(self.blank, 1)
         body.addWidget(self.note, 0)
-        for w in (self.heading, self.sentence, self.where):
-            layout.addWidget(w)
-        layout.addLayout(body, 1)
-        layout.addWidget(self.note_below)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.footer)
-
-    @staticmethod
-    def _label(font: QtGui.QFont) -> QtWidgets.QLabel:
-        label = QtWidgets.QLabel()
-        label.setFont(font)
-        label.setWordWrap(True)
-        label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        return label
+        self.finish_layout(body, self.note_below)
 
     def show_page(self, page: Page, vm, model: str = "", scale: str = "fixed") -> None:
         """Fill the page from ``page`` and the map of the view model ``vm`` (None: no map)."""
-        self.heading.setText(page.heading)
-        self.sentence.setText(page.sentence)
-        self.where.setText(" · ".join(x for x in (page.where, page.settings) if x))
-        self.caption.setText(page.caption)
-        self.caption.setStyleSheet(
-            self.caption.styleSheet().replace("#4a6fa5", "#b00020")
-            if page.error
-            else self.caption.styleSheet().replace("#b00020", "#4a6fa5")
+        self.show_texts(
+            page,
+            f"Drawn: {page.drawn}"
+            + (f" · model {model}" if model else "")
+            + f" · lecture step {page.number} / {page.total} · Attention Studio",
         )
         table = "\t" in page.note  # a table (the inside of a step) stands beside the map, lines go under it
         self.note.setText(note_html(page.note) if table else "")
         self.note.setVisible(table)
         self.note_below.setText("" if table else note_html(page.note))
         self.note_below.setVisible(bool(page.note) and not table)
-        self.footer.setText(
-            f"Drawn: {page.drawn}"
-            + (f" · model {model}" if model else "")
-            + f" · lecture step {page.number} / {page.total} · Attention Studio"
-        )
         frame = None if page.error or vm is None else vm.frame()
         spec = None if frame is None else frame.enlarged
         self.heatmap.set_scale(scale)
@@ -115,29 +67,7 @@ class LectureSlide(QtWidgets.QWidget):
         self.blank.setVisible(spec is None)
         if spec is None:
             return
-        if spec.mask_picture:
-            self.heatmap.set_colormap(MASK_CMAP)
-            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.presenter_title)
-        else:
-            self.heatmap.set_colormap(self.cmap)
-            self.heatmap.set_matrix(
-                np.asarray(spec.matrix),
-                spec.mask,
-                spec.row_tokens,
-                spec.col_tokens,
-                spec.presenter_title,
-                spec.row_label,
-                spec.col_label,
-            )
-
-    def image(self) -> QtGui.QImage:
-        """The page as an image of exactly the slide's size."""
-        image = settled_grab(self).toImage()  # the axes size themselves as they paint: until that settles
-        if image.size() != self.size():
-            image = image.scaled(
-                self.size(), QtCore.Qt.AspectRatioMode.IgnoreAspectRatio, QtCore.Qt.TransformationMode.SmoothTransformation
-            )
-        return image
+        show_presented(self.heatmap, spec, self.cmap)
 
 
 def wait_until(done, timeout_s: float, what: str) -> None:

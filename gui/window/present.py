@@ -12,12 +12,26 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state import view_kinds
+from gui.state.view_spec import MapSpec
 from gui.widgets.heatmap import Heatmap
 from gui.widgets.map_style import MASK_CMAP
 
 PRESENT_EXTRA = 11  # points over the main window's font: 22 pt at the default 11
 TICK_MIN_PT = 12  # token labels shrink down to this size before any is left out (smaller is unreadable from a room)
 HELP = "V view · L layer · H head (Shift = back) · M layer mean · ← → step · Esc leave"
+
+
+def show_presented(heatmap: Heatmap, spec: MapSpec, cmap) -> None:
+    """Draw a view frame's enlarged map ``spec`` as a presenter sees it (Present mode, deck pages):
+    a mask picture in the mask colours, else the weights in ``cmap``, under the title that
+    names the layer and head (no grid beside it to count on)."""
+    if spec.mask_picture:
+        heatmap.set_colormap(MASK_CMAP)
+        heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.presenter_title)
+        return
+    heatmap.set_colormap(cmap)
+    matrix = np.asarray(spec.matrix)
+    heatmap.set_matrix(matrix, spec.mask, spec.row_tokens, spec.col_tokens, spec.presenter_title, spec.row_label, spec.col_label)
 
 
 class PresentWindow(QtWidgets.QWidget):
@@ -90,22 +104,11 @@ class PresentWindow(QtWidgets.QWidget):
         if warnings:  # first, on a line of their own: a long sentence does not push them out of sight
             sentence = " · ".join("⚠ " + w for w in warnings) + "\n" + sentence
         if spec.mask_picture:
-            self.heatmap.set_colormap(MASK_CMAP)
-            self.heatmap.set_mask_matrix(spec.matrix, spec.row_tokens, spec.col_tokens, spec.presenter_title)
             n = len(frame.masks or ())
             self.caption.setText(f"{sentence}   (masks · {spec.key[0] + 1} / {n} · step {vm.step})")
-            return
-        self.heatmap.set_colormap(self.win.cmap)
-        self.caption.setText(f"{sentence}   (step {vm.step})")
-        self.heatmap.set_matrix(
-            np.asarray(spec.matrix),
-            spec.mask,
-            spec.row_tokens,
-            spec.col_tokens,
-            spec.presenter_title,
-            spec.row_label,
-            spec.col_label,
-        )
+        else:
+            self.caption.setText(f"{sentence}   (step {vm.step})")
+        show_presented(self.heatmap, spec, self.win.cmap)
 
     def _fit_line(self, text: str, keep_end: bool) -> str:
         """``text`` cut with "…" to one line of the caption (the output keeps its newest words): a
