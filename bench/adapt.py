@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--low-rank-modules", default=AdaptOptions().low_rank_modules)
     p.add_argument("--train-only", default=AdaptOptions().train_only)
     p.add_argument("--stop-when-learned", action="store_true")
+    p.add_argument("--moments", default="", help="continue Adam from these moments (a training step folder or a file)")
+    p.add_argument("--moments-exp-avg", action="store_true", help="continue the first moment too")
     p.add_argument("--seed", type=int, default=AdaptOptions().seed)
     p.add_argument("--replay-set", default=None, help="adapt with this replay.tsv instead of the checkpoint's")
     p.add_argument(
@@ -105,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             train_only=args.train_only,
             stop_when_learned=args.stop_when_learned,
             seed=args.seed,
+            moments=args.moments,
+            moments_exp_avg=args.moments_exp_avg,
         )
         base = args.checkpoint
         if args.replay_set:  # a copy of the checkpoint folder with another replay set

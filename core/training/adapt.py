@@ -32,6 +32,7 @@ from core.checkpoints.checkpoint import load_checkpoint, write_checkpoint_files
 from core.checkpoints.output_folder import claim_output
 from core.errors import InputError, StudioError
 from core.training import adapt_anchor as anchor
+from core.training import adapt_moments
 from core.training.data import collate, encode_pairs
 from core.training.replay import REPLAY, load_replay
 from core.training.step import Schedule, make_optimizer, train_step
@@ -67,7 +68,10 @@ class AdaptOptions:
     train, merged into the weights before saving (LoRA). ``train_only``: comma-separated globs of
     the parameter names that train (all others frozen; empty: all). ``stop_when_learned``: every
     5 updates from the end of warm-up, stop once every pair is translated (greedy) within one word
-    of its reference."""
+    of its reference. ``moments``: continue the Adam of the training run the checkpoint came from
+    instead of a fresh one (:mod:`core.training.adapt_moments`): a training step folder or an
+    ``adam_moments.safetensors`` holding its ``exp_avg_sq`` (v), the step count continued;
+    ``moments_exp_avg`` also continues its ``exp_avg`` (m; else m starts at 0); empty: fresh Adam."""
 
     steps: int = 30
     warmup: int = 10
@@ -85,6 +89,8 @@ class AdaptOptions:
     low_rank_modules: str = "decoder_layers.*"
     train_only: str = ""
     stop_when_learned: bool = False
+    moments: str = ""
+    moments_exp_avg: bool = False
 
     def validate(self) -> None:
         if not 1 <= self.steps <= MAX_STEPS:
@@ -132,11 +138,12 @@ def _card(
     base_card: str,
     steps: int,
 ) -> str:
+    adam = "Adam continued from its training run" if opts.moments else "fresh Adam"
     lines = [
         f"# {name}",
         "",
         f"**Adapted** from `{base.name}` on {len(pairs)} pair(s) from {source}, {steps} updates "
-        f"(warm start: fresh Adam, warm-up {opts.warmup}, lr-scale {opts.lr_scale}, cool-down over the last half; "
+        f"(warm start: {adam}, warm-up {opts.warmup}, lr-scale {opts.lr_scale}, cool-down over the last half; "
         f"label smoothing {opts.label_smoothing}), each update mixing in {opts.replay:g} replay pair(s) per pair "
         f"from the {n_replay} of `{base.name}/{REPLAY}`{_other_options(opts)}. "
         "Made by `python -m core adapt` (or the app's Adapt).",
@@ -208,6 +215,10 @@ def adapt(
     if opts.threads:
         torch.set_num_threads(opts.threads)
     model = ckpt.model.train()
+    try:
+        moments = adapt_moments.load_moments(Path(opts.moments), model) if opts.moments else None
+    except (OSError, ValueError) as e:
+        raise InputError(f"moments: {e}") from None
     base_state = {k: v.detach().clone() for k, v in model.state_dict().items()} if opts.base_weight else None
     teacher = copy.deepcopy(model).eval().requires_grad_(False) if opts.distill and general else None
     try:
@@ -221,6 +232,9 @@ def adapt(
         for module in (model.src_embed, model.tgt_embed, model.generator):
             module.weight.requires_grad_(False)
     opt = make_optimizer(model)
+    if moments is not None:
+        n = adapt_moments.warm_start_adam(opt, model, moments, exp_avg=opts.moments_exp_avg)
+        log.info("Adam continued from %s (step %d) for %d parameters", opts.moments, moments.step, n)
     sched = Schedule(c.d_model, opts.warmup, opts.lr_scale, opts.steps, cooldown=opts.steps // 2)
     rng = random.Random(opts.seed)
     per_step = min(len(mine), 32)

@@ -59,6 +59,13 @@ def add_arguments(p) -> None:
         default=d.stop_when_learned,
         help="stop as soon as every pair comes out within one word of its reference (checked every 5 updates)",
     )
+    p.add_argument(
+        "--moments",
+        default=d.moments,
+        help="continue the Adam of the checkpoint's training run: a training step folder "
+        "(train_state.safetensors) or an adam_moments.safetensors (default: a fresh Adam)",
+    )
+    p.add_argument("--moments-exp-avg", action="store_true", help="with --moments: continue the first moment too")
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
     p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
@@ -82,6 +89,8 @@ def run_from_args(args) -> int:
         low_rank_modules=args.low_rank_modules,
         train_only=args.train_only,
         stop_when_learned=args.stop_when_learned,
+        moments=args.moments,
+        moments_exp_avg=args.moments_exp_avg,
     )
     out = Path(args.out) if args.out else user_models_dir() / args.name
 
