@@ -80,7 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--low-rank-modules", default=AdaptOptions().low_rank_modules)
     p.add_argument("--train-only", default=AdaptOptions().train_only)
     p.add_argument("--stop-when-learned", action="store_true")
-    p.add_argument("--moments", default="", help="continue Adam from these moments (a training step folder or a file)")
+    p.add_argument(
+        "--moments",
+        default=AdaptOptions().moments,
+        help="Adam moments to continue: auto (the checkpoint's adam_moments.safetensors if any), a training step folder "
+        "or file, or none (a fresh Adam)",
+    )
     p.add_argument("--moments-exp-avg", action="store_true", help="continue the first moment too")
     p.add_argument("--seed", type=int, default=AdaptOptions().seed)
     p.add_argument("--replay-set", default=None, help="adapt with this replay.tsv instead of the checkpoint's")

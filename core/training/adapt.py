@@ -4,9 +4,11 @@ result as a new model in the normal checkpoint format.
 A copy of the checkpoint is fine-tuned for a bounded number of updates with the training code of
 ``python -m core train`` (:func:`core.training.step.train_step`: label-smoothed loss, Adam
 (0.9, 0.98, 1e-9), the warm-up / inverse-square-root schedule with a linear cool-down to 0,
-gradient clipping), as a warm start does: the weights kept, a fresh optimizer and warm-up. Every
-update sees all the user's pairs (at most 32 drawn at random when there are more) and as many pairs
-of the checkpoint's replay set (:mod:`core.training.replay`), so the model does not forget.
+gradient clipping), as a warm start does: the weights kept, a fresh optimizer and warm-up (or, when
+the checkpoint ships the moments of its training run, that run's Adam continued:
+:mod:`core.training.adapt_moments`). Every update sees all the user's pairs (at most 32 drawn at
+random when there are more) and as many pairs of the checkpoint's replay set
+(:mod:`core.training.replay`), so the model does not forget.
 
 Qt-free; the app calls :func:`adapt` from a worker with ``progress`` and ``should_cancel``::
 
@@ -69,9 +71,10 @@ class AdaptOptions:
     the parameter names that train (all others frozen; empty: all). ``stop_when_learned``: every
     5 updates from the end of warm-up, stop once every pair is translated (greedy) within one word
     of its reference. ``moments``: continue the Adam of the training run the checkpoint came from
-    instead of a fresh one (:mod:`core.training.adapt_moments`): a training step folder or an
-    ``adam_moments.safetensors`` holding its ``exp_avg_sq`` (v), the step count continued;
-    ``moments_exp_avg`` also continues its ``exp_avg`` (m; else m starts at 0); empty: fresh Adam."""
+    instead of a fresh one (:mod:`core.training.adapt_moments`): ``"auto"`` the checkpoint's own
+    ``adam_moments.safetensors`` when it ships one for its weights (else a fresh Adam), a training
+    step folder or such a file, or ``""`` for a fresh Adam; its ``exp_avg_sq`` (v) is continued
+    with the step count, ``moments_exp_avg`` also continues its ``exp_avg`` (m; else m starts at 0)."""
 
     steps: int = 30
     warmup: int = 10
@@ -89,7 +92,7 @@ class AdaptOptions:
     low_rank_modules: str = "decoder_layers.*"
     train_only: str = ""
     stop_when_learned: bool = False
-    moments: str = ""
+    moments: str = "auto"
     moments_exp_avg: bool = False
 
     def validate(self) -> None:
@@ -137,8 +140,9 @@ def _card(
     n_replay: int,
     base_card: str,
     steps: int,
+    moments: bool,
 ) -> str:
-    adam = "Adam continued from its training run" if opts.moments else "fresh Adam"
+    adam = "Adam continued from its training run" if moments else "fresh Adam"
     lines = [
         f"# {name}",
         "",
@@ -216,7 +220,8 @@ def adapt(
         torch.set_num_threads(opts.threads)
     model = ckpt.model.train()
     try:
-        moments = adapt_moments.load_moments(Path(opts.moments), model) if opts.moments else None
+        moments_file = adapt_moments.resolve(opts.moments, base)
+        moments = adapt_moments.load_moments(moments_file, model) if moments_file else None
     except (OSError, ValueError) as e:
         raise InputError(f"moments: {e}") from None
     base_state = {k: v.detach().clone() for k, v in model.state_dict().items()} if opts.base_weight else None
@@ -234,7 +239,7 @@ def adapt(
     opt = make_optimizer(model)
     if moments is not None:
         n = adapt_moments.warm_start_adam(opt, model, moments, exp_avg=opts.moments_exp_avg)
-        log.info("Adam continued from %s (step %d) for %d parameters", opts.moments, moments.step, n)
+        log.info("Adam continued from %s (step %d) for %d parameters", moments_file, moments.step, n)
     sched = Schedule(c.d_model, opts.warmup, opts.lr_scale, opts.steps, cooldown=opts.steps // 2)
     rng = random.Random(opts.seed)
     per_step = min(len(mine), 32)
@@ -272,7 +277,7 @@ def adapt(
                     seen.add(v.data_ptr())
                     v.mul_(1.0 - opts.base_weight).add_(base_state[k], alpha=opts.base_weight)
     base_card = (base / "README.md").read_text(encoding="utf-8") if (base / "README.md").is_file() else ""
-    card = _card(name, base, source, pairs, opts, len(replay), base_card, len(losses))
+    card = _card(name, base, source, pairs, opts, len(replay), base_card, len(losses), moments is not None)
     record = {
         "name": name,
         "adapted_from": str(base),
@@ -280,6 +285,7 @@ def adapt(
         "pairs": [list(p) for p in pairs],
         "replay_pairs": len(replay),
         "options": asdict(opts),
+        "moments_from": str(moments_file) if moments_file else None,
         "losses": losses,
     }
     with atomic_dir(out) as tmp:

@@ -62,8 +62,9 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--moments",
         default=d.moments,
-        help="continue the Adam of the checkpoint's training run: a training step folder "
-        "(train_state.safetensors) or an adam_moments.safetensors (default: a fresh Adam)",
+        help="continue the Adam of the checkpoint's training run: auto (default: the checkpoint's "
+        "adam_moments.safetensors when it ships one, else a fresh Adam), a training step folder "
+        "(train_state.safetensors) or an adam_moments.safetensors, or none (a fresh Adam)",
     )
     p.add_argument("--moments-exp-avg", action="store_true", help="with --moments: continue the first moment too")
     p.add_argument("--seed", type=int, default=d.seed)

@@ -125,6 +125,14 @@ def shipped_moments(checkpoint: Path) -> Path | None:
     return file if digest == weights_digest(Path(checkpoint) / "model.safetensors") else None
 
 
+def resolve(option: str, checkpoint: Path) -> Path | None:
+    """Where adapting ``checkpoint`` takes its moments from, for the ``moments`` option: ``""`` or
+    ``"none"``: nowhere (a fresh Adam); ``"auto"``: :func:`shipped_moments`; else the path given."""
+    if option in ("", "none"):
+        return None
+    return shipped_moments(checkpoint) if option == "auto" else Path(option)
+
+
 def load_moments(source: Path, model: nn.Module) -> Moments:
     """The moments in ``source``: a training run's step folder (or its ``train_state.safetensors``)
     or an ``adam_moments.safetensors``. Raises ValueError as :func:`read_train_state` and

@@ -131,10 +131,22 @@ def test_the_command_writes_moments_only_for_the_same_weights_and_adapt_uses_the
         am.main([str(other), str(folder)])
     pairs = list(zip(KO[:3], EN[:3]))
     opts = dict(steps=3, warmup=2, lr_scale=0.1, seed=3)
-    fresh = adapt(folder, pairs, tmp_path / "fresh", "f", AdaptOptions(**opts))
-    warm = adapt(folder, pairs, tmp_path / "warm", "w", AdaptOptions(**opts, moments=str(folder / am.MOMENTS)))
-    assert fresh.losses[0] == warm.losses[0] and fresh.losses[1] != warm.losses[1]  # same start, other updates
-    record = json.loads((tmp_path / "warm" / "adapted.json").read_text(encoding="utf-8"))
-    assert record["options"]["moments"].endswith(am.MOMENTS)
+    fresh = adapt(folder, pairs, tmp_path / "fresh", "f", AdaptOptions(**opts, moments="none"))
+    auto = adapt(folder, pairs, tmp_path / "auto", "a", AdaptOptions(**opts))  # default: the shipped file
+    given = adapt(folder, pairs, tmp_path / "given", "g", AdaptOptions(**opts, moments=str(folder / am.MOMENTS)))
+    assert fresh.losses[0] == auto.losses[0] and fresh.losses[1] != auto.losses[1]  # same start, other updates
+    assert auto.losses == given.losses
+    record = json.loads((tmp_path / "auto" / "adapted.json").read_text(encoding="utf-8"))
+    assert record["moments_from"] == str(folder / am.MOMENTS)
+    assert "Adam continued from its training run" in (tmp_path / "auto" / "README.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "fresh" / "adapted.json").read_text(encoding="utf-8"))["moments_from"] is None
+    # without the file (or with one for other weights) "auto" is the fresh Adam it was before
+    (folder / am.MOMENTS).rename(tmp_path / "kept.safetensors")
+    absent = adapt(folder, pairs, tmp_path / "absent", "x", AdaptOptions(**opts))
+    assert absent.losses == fresh.losses
+    assert "fresh Adam" in (tmp_path / "absent" / "README.md").read_text(encoding="utf-8")
+    moments = am.read_moments(tmp_path / "kept.safetensors")
+    am.write_moments(folder / am.MOMENTS, moments, digest="0" * 64)
+    assert am.shipped_moments(folder) is None and am.resolve("auto", folder) is None
     with pytest.raises(InputError, match="moments: .*neither a training step folder"):
         adapt(folder, pairs, tmp_path / "bad", "b", AdaptOptions(**opts, moments=str(tmp_path / "nothing")))
