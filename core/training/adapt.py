@@ -164,6 +164,32 @@ def _card(
     return "\n".join(lines)
 
 
+def _mix_base(model: torch.nn.Module, base_state: dict[str, torch.Tensor], weight: float) -> None:
+    """Weights ← (1 − ``weight``) · weights + ``weight`` · the base's, in place (tied matrices once)."""
+    seen: set[int] = set()
+    with torch.no_grad():
+        for k, v in model.state_dict().items():
+            if v.is_floating_point() and v.data_ptr() not in seen:
+                seen.add(v.data_ptr())
+                v.mul_(1.0 - weight).add_(base_state[k], alpha=weight)
+
+
+def _learned_as_saved(ckpt, pairs: list[tuple[str, str]], base_state, opts: AdaptOptions) -> int:
+    """How many ``pairs`` the model translates within one word as it would be saved now: with
+    ``base_weight`` of the base mixed in (checked on the mixed weights, then the trained ones put
+    back), so stopping early never saves a model that no longer knows a pair. With low-rank
+    adapters the check reads the trained model (the mix applies to the merged weights)."""
+    if base_state is None or opts.low_rank:
+        return anchor.pairs_learned(ckpt, pairs)
+    model = ckpt.model
+    trained = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    _mix_base(model, base_state, opts.base_weight)
+    try:
+        return anchor.pairs_learned(ckpt, pairs)
+    finally:
+        model.load_state_dict(trained)
+
+
 def adapt(
     checkpoint: str | Path,
     pairs: list[tuple[str, str]],
@@ -263,19 +289,14 @@ def adapt(
             if progress is not None:
                 progress(step, opts.steps, r.loss)
             if opts.stop_when_learned and step >= opts.warmup and step % 5 == 0 and step < opts.steps:
-                if anchor.pairs_learned(ckpt, pairs) == len(pairs):
+                if _learned_as_saved(ckpt, pairs, base_state, opts) == len(pairs):
                     break
     if should_cancel is not None and should_cancel():
         raise AdaptCancelled(f"adapting cancelled after {opts.steps} updates, before saving; nothing was saved")
     model.eval()
     anchor.merge_low_rank(model)
     if base_state is not None:
-        seen: set[int] = set()
-        with torch.no_grad():
-            for k, v in model.state_dict().items():
-                if v.is_floating_point() and v.data_ptr() not in seen:  # tied matrices: mixed once
-                    seen.add(v.data_ptr())
-                    v.mul_(1.0 - opts.base_weight).add_(base_state[k], alpha=opts.base_weight)
+        _mix_base(model, base_state, opts.base_weight)
     base_card = (base / "README.md").read_text(encoding="utf-8") if (base / "README.md").is_file() else ""
     card = _card(name, base, source, pairs, opts, len(replay), base_card, len(losses), moments is not None)
     record = {

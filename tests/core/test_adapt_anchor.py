@@ -125,3 +125,29 @@ def test_stop_when_learned_stops_once_every_pair_is_within_one_word(base, tmp_pa
     assert r.steps < 200 and r.steps % 5 == 0 and seen == list(range(1, r.steps + 1))
     assert pairs_learned(load_checkpoint(r.path, device="cpu"), MINE) == len(MINE)
     assert f"{r.steps} updates" in (r.path / "README.md").read_text(encoding="utf-8")
+
+
+def test_stop_when_learned_judges_the_model_as_saved_with_the_base_mixed_in(base, tmp_path):
+    """With ``base_weight`` the saved weights are a mix with the base: the early stop checks that
+    mix, so the saved model knows every pair; the check counts what the mixed weights translate
+    and puts the trained weights back exactly."""
+    from core.training.adapt import _learned_as_saved
+
+    torch.set_num_threads(1)
+    opts = AdaptOptions(steps=200, warmup=10, lr_scale=0.1, seed=3, stop_when_learned=True, base_weight=0.3)
+    r = adapt(base, MINE, tmp_path / "s", "s", opts)
+    assert r.steps < 200
+    assert pairs_learned(load_checkpoint(r.path, device="cpu"), MINE) == len(MINE)
+    # the check alone: a trained model (no mix saved: base_weight 0) checked against the base's weights
+    trained = adapt(base, MINE, tmp_path / "t", "t", AdaptOptions(steps=40, warmup=10, lr_scale=0.1, seed=3))
+    ck = load_checkpoint(trained.path, device="cpu")
+    base_state = {k: v.clone() for k, v in load_checkpoint(base, device="cpu").model.state_dict().items()}
+    before = {k: v.clone() for k, v in ck.model.state_dict().items()}
+    n = _learned_as_saved(ck, MINE, base_state, AdaptOptions(base_weight=0.7))
+    assert all(torch.equal(before[k], v) for k, v in ck.model.state_dict().items())  # put back exactly
+    mixed = load_checkpoint(trained.path, device="cpu")
+    with torch.no_grad():
+        for k, v in mixed.model.named_parameters():
+            v.copy_(0.3 * before[k] + 0.7 * base_state[k])
+    assert n == pairs_learned(mixed, MINE)
+    assert n < pairs_learned(ck, MINE)  # mostly the base again: fewer pairs than the trained weights know
