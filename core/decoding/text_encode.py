@@ -87,8 +87,15 @@ def _budgets(model: Transformer, sources: list[Source], max_output: int | None) 
 
 def _step_scores(model: Transformer, out_logits: Tensor, logps: Tensor) -> Tensor:
     """``logps[:, None] + log_softmax(logits)`` ``[N, V]`` in float32, pad excluded where the model
-    never outputs it: the candidates' scores exactly as :func:`beam_search` computes them."""
-    cand = out_logits[:, -1].float().log_softmax(-1)
+    never outputs it: the candidates' scores exactly as :func:`beam_search` computes them.
+    ``out_logits [N, T, V]`` (a decoding step's, used for nothing else) is overwritten when it is
+    float32 and needs no gradient: the log-softmax is written over the last position's logits."""
+    last = out_logits[:, -1]
+    if last.dtype == torch.float32 and not last.requires_grad and last.is_contiguous():
+        # in place: the same kernel and values, without a second [N, V] tensor (wide at a 65k vocabulary)
+        cand = torch.log_softmax(last, -1, out=last)
+    else:
+        cand = last.float().log_softmax(-1)
     cand.add_(logps[:, None])  # in place: the same sums, one [N, V] tensor fewer (wide at a 65k vocabulary)
     if getattr(model.config, "never_output_pad", False):
         cand[:, model.config.pad_id] = float("-inf")

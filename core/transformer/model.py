@@ -191,12 +191,8 @@ class Transformer(nn.Module):
                 cross_w.append(wc)
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
-        logits = project_vocab(self.generator, x)  # (in vocabulary blocks for many rows: the same values)
-        if self.final_logits_bias is not None:
-            if torch.is_grad_enabled() or logits.dtype != self.final_logits_bias.dtype:
-                logits = logits + self.final_logits_bias  # (a bf16 product is promoted to float32 here)
-            else:  # in place: the same sums without a second [B, T_new, V] tensor (wide at a 65k vocabulary)
-                logits.add_(self.final_logits_bias)
+        # (in vocabulary blocks for many rows, the bias added block by block: the same values)
+        logits = project_vocab(self.generator, x, self.final_logits_bias)
         return DecoderOutput(logits, self_w, cross_w, new_cache, self_mask, c_mask)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:

@@ -17,11 +17,14 @@ BLOCK = 2048  # vocabulary entries per block
 MIN_ROWS = 16  # fewer rows: one call (a few rows are bound by reading W once, which blocks do not change)
 
 
-def project_vocab(generator: nn.Module, x: Tensor) -> Tensor:
-    """``generator(x)`` for ``x [..., D]`` → logits ``[..., V]``, computed in blocks of :data:`BLOCK`
-    vocabulary entries when no gradient is wanted, ``generator`` is a plain bias-free ``nn.Linear``
-    of x's dtype, x has at least :data:`MIN_ROWS` rows and V spans several blocks; else one call.
-    Same values either way."""
+def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``generator(x) + bias`` for ``x [..., D]`` → logits ``[..., V]`` (``bias [V]`` or None: Marian's
+    ``final_logits_bias``), computed in blocks of :data:`BLOCK` vocabulary entries when no gradient is
+    wanted, ``generator`` is a plain bias-free ``nn.Linear`` of x's dtype, x has at least
+    :data:`MIN_ROWS` rows and V spans several blocks; else one call. Each block's product is written
+    straight into its columns of the result and gets its bias while it is still in cache. Same values
+    either way (the bias added after the product, in place when no gradient is wanted and the dtypes
+    match, else out of place: a bf16 product is then promoted to the bias's float32)."""
     w = generator._parameters.get("weight") if isinstance(generator, nn.Linear) else None
     rows = x.numel() // max(1, x.size(-1))
     if (
@@ -33,16 +36,27 @@ def project_vocab(generator: nn.Module, x: Tensor) -> Tensor:
         or rows < MIN_ROWS
         or w.size(0) < 2 * BLOCK
     ):
-        return generator(x)
+        return _add_bias(generator(x), bias)
     x2 = x.reshape(rows, x.size(-1))
     wt = w.t()  # [D, V] (a view; contiguous when the weight is stored column-major)
     v = w.size(0)
     out = x2.new_empty(rows, v)
-    block = x2.new_empty(rows, BLOCK)
-    for s in range(0, v - BLOCK + 1, BLOCK):
-        torch.mm(x2, wt[:, s : s + BLOCK], out=block)
-        out[:, s : s + BLOCK].copy_(block)
-    s = v - v % BLOCK
-    if s < v:
-        out[:, s:].copy_(torch.mm(x2, wt[:, s:]))
-    return out.view(*x.shape[:-1], v)
+    in_block = bias is not None and bias.dtype == out.dtype
+    for s in range(0, v, BLOCK):
+        e = min(v, s + BLOCK)
+        block = out[:, s:e]  # rows of the result, V apart: the product written in place (the same sums)
+        torch.mm(x2, wt[:, s:e], out=block)
+        if in_block:
+            block.add_(bias[s:e])  # type: ignore[index]
+    out = out.view(*x.shape[:-1], v)
+    return out if in_block else _add_bias(out, bias)
+
+
+def _add_bias(logits: Tensor, bias: Tensor | None) -> Tensor:
+    """``logits + bias``: in place when no gradient is wanted and the dtypes match (no second
+    ``[..., V]`` tensor, wide at a 65k vocabulary), else out of place (a bf16 product promoted)."""
+    if bias is None:
+        return logits
+    if torch.is_grad_enabled() or logits.dtype != bias.dtype:
+        return logits + bias
+    return logits.add_(bias)
