@@ -52,31 +52,50 @@ def encode_grouped(model: Transformer, src: Tensor, src_key_padding_mask: Tensor
     matrix products run on few pad positions (CTranslate2 removes padding for the same reason), and,
     when there is more than one group, the decoder's first cache: per layer the cross-attention keys
     and values ``[B, H, S, d_head]`` projected group by group, no target position yet (else None: the
-    first decoder step projects them). Pad positions of the memory, keys and values are 0; every
-    attention to them is masked."""
+    first decoder step projects them). Positions past a group's longest sentence are 0 in the memory,
+    keys and values (the other pad positions hold what the encoder computed there); every attention
+    to a pad position is masked."""
     lengths = (~src_key_padding_mask).sum(1).tolist()
     groups = length_groups(lengths)
     if len(groups) == 1:
         return model.encode(src, src_key_padding_mask).memory, None
     b, s_len = src.shape
+    # sentences sorted by length (as the text-only batches are): every group is a run of rows, written
+    # with slices and only its pad tail zeroed; else gathered and scattered by index into zeros
+    runs = all(g == list(range(g[0], g[0] + len(g))) for g in groups)
+    new = Tensor.new_empty if runs else Tensor.new_zeros
     memory: Tensor | None = None
     cross: list[tuple[Tensor, Tensor]] = []
     for g in groups:
         s_g = max(lengths[i] for i in g)
-        index = torch.tensor(g, device=src.device)
-        m = model.encode(src[index, :s_g], src_key_padding_mask[index, :s_g]).memory
+        rows = slice(g[0], g[0] + len(g)) if runs else torch.tensor(g, device=src.device)
+        m = model.encode(src[rows, :s_g], src_key_padding_mask[rows, :s_g]).memory
         if memory is None:
-            memory = m.new_zeros(b, s_len, m.size(-1))
-        memory[index, :s_g] = m
+            memory = new(m, (b, s_len, m.size(-1)))
+        _put(memory, rows, 1, s_g, m)
         for layer_no, layer in enumerate(model.decoder_layers):
             k, v = cast(DecoderLayer, layer).cross_attn.project_kv(m)  # [n_g, H, s_g, d_head]
             if len(cross) <= layer_no:
-                cross.append((k.new_zeros(b, k.size(1), s_len, k.size(3)), v.new_zeros(b, v.size(1), s_len, v.size(3))))
-            cross[layer_no][0][index, :, :s_g] = k
-            cross[layer_no][1][index, :, :s_g] = v
+                cross.append((new(k, (b, k.size(1), s_len, k.size(3))), new(v, (b, v.size(1), s_len, v.size(3)))))
+            _put(cross[layer_no][0], rows, 2, s_g, k)
+            _put(cross[layer_no][1], rows, 2, s_g, v)
     cache = [LayerCache(ck[:, :, :0], cv[:, :, :0], ck, cv) for ck, cv in cross]
     assert memory is not None  # (at least one group)
     return memory, cache
+
+
+def _put(whole: Tensor, rows: slice | Tensor, dim: int, s_g: int, part: Tensor) -> None:
+    """Write a group's ``part`` (its rows, positions ``[0, s_g)`` along ``dim``) into ``whole``: for a run
+    of rows (a slice) by a copy into the view, positions from ``s_g`` on set to 0; for rows by index, by
+    scattering into ``whole`` (zeros already)."""
+    if isinstance(rows, slice):
+        view = whole[rows]
+        view.narrow(dim, 0, s_g).copy_(part)
+        view.narrow(dim, s_g, whole.size(dim) - s_g).zero_()
+    elif dim == 1:
+        whole[rows, :s_g] = part
+    else:
+        whole[rows, :, :s_g] = part
 
 
 def _budgets(model: Transformer, sources: list[Source], max_output: int | None) -> list[int]:

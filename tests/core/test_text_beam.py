@@ -115,3 +115,45 @@ def test_greedy_riding_along_leaves_the_beam_and_wins_as_alone(eos_model, monkey
     assert any(a.ids != p.ids for a, p in zip(alone, plain))  # and the greedy hypothesis won somewhere
     assert [(h.ids, h.truncated) for h in got] == [(h.ids, h.truncated) for h in alone]
     assert [h.score for h in got] == pytest.approx([h.score for h in alone], abs=1e-5)
+
+
+@pytest.mark.parametrize("rows", [MIN_ROWS, 37])
+def test_vocabulary_blocks_with_a_logits_bias_give_exactly_the_product_plus_bias(rows):
+    torch.manual_seed(2)
+    gen = nn.Linear(64, 3 * BLOCK + 123, bias=False)
+    bias = torch.randn(3 * BLOCK + 123)
+    x = torch.randn(rows, 1, 64)
+    with torch.inference_mode():
+        got = project_vocab(gen, x, bias)
+        want = gen(x) + bias
+        small = project_vocab(gen, x[:3], bias)  # fewer than MIN_ROWS: one call, then the bias
+    assert torch.equal(got, want)
+    assert torch.equal(small, gen(x[:3]) + bias)
+
+
+def test_encoding_in_groups_gives_the_same_values_for_sorted_and_shuffled_rows():
+    """Length-sorted rows are written group by group with slices, any other order by index: the same
+    memory and cross-attention keys and values per sentence, exactly 0 past each group's longest sentence."""
+    from core.decoding.session import Source
+    from core.decoding.text_encode import _source_batch, encode_grouped, length_groups
+
+    torch.manual_seed(4)
+    model = Transformer(tiny_config()).eval()
+    lengths = [3, 4, 4, 9, 10, 22, 23]  # three groups at most 10 % padding
+    sources = [Source(text="", tokens=[], ids=torch.randint(4, 40, (n,)).tolist(), n_real=n) for n in lengths]
+    order = [4, 0, 6, 2, 5, 1, 3]
+    with torch.inference_mode():
+        src, kpm = _source_batch(model, sources)
+        memory, cache = encode_grouped(model, src, kpm)
+        src_s, kpm_s = _source_batch(model, [sources[i] for i in order])
+        memory_s, cache_s = encode_grouped(model, src_s, kpm_s)
+    assert cache is not None and cache_s is not None
+    assert torch.equal(memory[order], memory_s)
+    for lc, lc_s in zip(cache, cache_s):
+        assert torch.equal(lc.cross_k[order], lc_s.cross_k) and torch.equal(lc.cross_v[order], lc_s.cross_v)
+    groups = length_groups(lengths)
+    assert len(groups) > 1
+    for g in groups:  # past the group's longest sentence: exact zeros
+        n = max(lengths[i] for i in g)
+        assert float(memory[g, n:].abs().sum()) == 0.0 and float(memory[g[-1], n - 1].abs().sum()) > 0.0
+        assert all(float(lc.cross_k[g, :, n:].abs().sum()) == 0.0 for lc in cache)
