@@ -189,9 +189,25 @@ def test_hold_general_translations_distils_the_replay_and_mixes_the_base_back(qt
     qtbot.waitUntil(lambda: panel.running is None, timeout=WAIT_MS)
     assert panel.outcome is not None, panel.status.text()
     o = panel.outcome.spec.options
-    assert o.replay_own and o.distill == 1.0 and o.base_weight == 0.1
+    assert o.replay_own and o.distill == 1.0 and o.base_weight == 0.1 and o.lr_scale == 0.02 and o.stop_when_learned
+    assert o.steps == 2  # an update count the user set stays
     card = (models / "held" / "README.md").read_text(encoding="utf-8")
-    assert "; options: base_weight=0.1, replay_own=True, distill=1.0." in card
+    assert "base_weight=0.1" in card and "replay_own=True" in card and "stop_when_learned=True" in card
+
+
+def test_hold_general_translations_takes_its_own_update_count_when_left_at_the_default(win):
+    from core.training.adapt import HOLD_STEPS, AdaptOptions
+
+    panel = win.slots.get("adapt")
+    panel.hold.setChecked(False)
+    panel.steps.setValue(AdaptOptions().steps)
+    panel.hold.setChecked(True)
+    assert panel.steps.value() == HOLD_STEPS == 100
+    panel.hold.setChecked(False)
+    assert panel.steps.value() == AdaptOptions().steps == 30
+    panel.steps.setValue(7)
+    panel.hold.setChecked(True)
+    assert panel.steps.value() == 7
 
 
 def test_pairs_from_a_lecture_are_its_steps_with_a_reference(tmp_path):
