@@ -47,7 +47,7 @@ def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None) -
         block = out[:, s:e]  # rows of the result, V apart: the product written in place (the same sums)
         torch.mm(x2, wt[:, s:e], out=block)
         if in_block:
-            block.add_(bias[s:e])  # type: ignore[index]
+            block.add_(bias[s:e])
     out = out.view(*x.shape[:-1], v)
     return out if in_block else _add_bias(out, bias)
 
