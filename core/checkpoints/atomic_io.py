@@ -80,7 +80,8 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     fsync_path(path.parent)
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -91,7 +92,7 @@ def _sha256(path: Path) -> str:
 def write_manifest(folder: Path) -> None:
     """List every file of ``folder`` (size in bytes, SHA-256) in ``folder/manifest.json``."""
     files = {
-        p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+        p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
         for p in sorted(folder.iterdir())
         if p.is_file() and p.name != MANIFEST
     }
@@ -114,7 +115,7 @@ def verify_manifest(folder: str | Path, check_hashes: bool = True) -> str | None
             return f"{folder}: {name} is missing"
         if p.stat().st_size != want["bytes"]:
             return f"{folder}: {name} has {p.stat().st_size} bytes, the save wrote {want['bytes']}"
-        if check_hashes and _sha256(p) != want["sha256"]:
+        if check_hashes and sha256_file(p) != want["sha256"]:
             return f"{folder}: {name} differs from what the save wrote (SHA-256 mismatch)"
     return None
 

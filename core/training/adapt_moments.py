@@ -22,7 +22,6 @@ Two files hold such moments:
 from __future__ import annotations
 
 import argparse
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import Tensor, nn
+
+from core.checkpoints.atomic_io import sha256_file
 
 MOMENTS = "adam_moments.safetensors"
 TRAIN_STATE = "train_state.safetensors"
@@ -47,11 +48,7 @@ class Moments:
 
 def weights_digest(weights: Path) -> str:
     """SHA-256 (hex) of a ``model.safetensors`` file: which weights a moments file belongs to."""
-    h = hashlib.sha256()
-    with open(weights, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(weights)
 
 
 def _check_shapes(moments: Moments, model: nn.Module) -> None:

@@ -32,13 +32,23 @@ sys.path.insert(0, str(ROOT))
 
 from core.evaluation.lecture_check import load_fixture  # noqa: E402
 
+SCORES_HEADER = "id\tset\tkorean\treferences\toutput\tconfidence"
+READER_HEADER = "id\tkorean\treferences\toutput\tacceptable"
+
+
+def _write(out: Path, rows: list[str], reader: list[str]) -> None:
+    """``out/scores.tsv`` (with the scores) and ``out/reader.tsv`` (without: what a reader judges)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scores.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (out / "reader.tsv").write_text("\n".join(reader) + "\n", encoding="utf-8")
+
 
 def sheet(checkpoint: str, fixtures: list[Path], out: Path) -> None:
     from core.checkpoints.checkpoint import load_checkpoint
     from core.decoding.translate import translate
 
     ck = load_checkpoint(checkpoint, device="cpu")
-    rows, reader = ["id\tset\tkorean\treferences\toutput\tconfidence"], ["id\tkorean\treferences\toutput\tacceptable"]
+    rows, reader = [SCORES_HEADER], [READER_HEADER]
     n = 0
     for path in fixtures:
         for item in load_fixture(path):
@@ -47,9 +57,7 @@ def sheet(checkpoint: str, fixtures: list[Path], out: Path) -> None:
             refs = " | ".join(item.targets)
             rows.append(f"{n}\t{path.name}\t{item.source}\t{refs}\t{r.translation}\t{r.confidence:.4f}")
             reader.append(f"{n}\t{item.source}\t{refs}\t{r.translation}\t")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "scores.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (out / "reader.tsv").write_text("\n".join(reader) + "\n", encoding="utf-8")
+    _write(out, rows, reader)
     print(f"wrote {out / 'scores.tsv'} and {out / 'reader.tsv'} ({n} sentences)")
 
 
@@ -61,7 +69,7 @@ def from_sheet(judged: Path, model: str, checkpoint: str, out: Path) -> None:
 
     key = json.loads((judged / "key.json").read_text(encoding="utf-8"))
     ck = load_checkpoint(checkpoint, device="cpu")
-    rows, reader = ["id\tset\tkorean\treferences\toutput\tconfidence"], ["id\tkorean\treferences\toutput\tacceptable"]
+    rows, reader = [SCORES_HEADER], [READER_HEADER]
     skipped: list[str] = []
     for line in (judged / "sheet.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         sid, korean, refs, output, verdict = line.split("\t")[:5]
@@ -73,9 +81,7 @@ def from_sheet(judged: Path, model: str, checkpoint: str, out: Path) -> None:
             continue
         rows.append(f"{sid}\t{key[sid]['set']}\t{korean}\t{refs}\t{output}\t{r.confidence:.4f}")
         reader.append(f"{sid}\t{korean}\t{refs}\t{output}\t{verdict}")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "scores.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    (out / "reader.tsv").write_text("\n".join(reader) + "\n", encoding="utf-8")
+    _write(out, rows, reader)
     print(f"wrote {out / 'scores.tsv'} and {out / 'reader.tsv'} ({len(rows) - 1} judged outputs of {model})")
     if skipped:
         print(f"left out {len(skipped)} whose output differs when translated alone (as the app does): ids {' '.join(skipped)}")
