@@ -32,7 +32,8 @@ from core.checkpoints.checkpoint import load_checkpoint
 from core.evaluation.evaluate import score, translate_corpus
 from core.evaluation.words import word_distance
 from core.textio import read_aligned
-from core.training.adapt import AdaptOptions, adapt
+from core.training.adapt import adapt
+from core.training.adapt_cli import add_option_arguments, options_from_args
 from core.training.pairs_file import read_pairs
 from core.training.replay import REPLAY
 
@@ -69,25 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--heldout", nargs="*", default=["runs/data/tatoeba-ho"], help="PREFIXes of .ko/.en held-out pairs (none to skip)"
     )
-    p.add_argument("--steps", type=int, default=AdaptOptions().steps)
-    p.add_argument("--lr-scale", type=float, default=AdaptOptions().lr_scale)
-    p.add_argument("--replay", type=float, default=AdaptOptions().replay)
-    p.add_argument("--base-weight", type=float, default=AdaptOptions().base_weight)
-    p.add_argument("--freeze-embeddings", action="store_true")
-    p.add_argument("--replay-own", action="store_true")
-    p.add_argument("--distill", type=float, default=AdaptOptions().distill)
-    p.add_argument("--low-rank", type=int, default=AdaptOptions().low_rank)
-    p.add_argument("--low-rank-modules", default=AdaptOptions().low_rank_modules)
-    p.add_argument("--train-only", default=AdaptOptions().train_only)
-    p.add_argument("--stop-when-learned", action="store_true")
-    p.add_argument(
-        "--moments",
-        default=AdaptOptions().moments,
-        help="Adam moments to continue: auto (the checkpoint's adam_moments.safetensors if any), a training step folder "
-        "or file, or none (a fresh Adam)",
-    )
-    p.add_argument("--moments-exp-avg", action="store_true", help="continue the first moment too")
-    p.add_argument("--seed", type=int, default=AdaptOptions().seed)
+    add_option_arguments(p)
     p.add_argument("--replay-set", default=None, help="adapt with this replay.tsv instead of the checkpoint's")
     p.add_argument(
         "--threads", type=int, default=1, help="torch threads (default 1: on a shared CPU more threads wait on each other)"
@@ -99,22 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     heldout = {Path(h).name: read_aligned(h + ".ko", h + ".en") for h in args.heldout}
     before = measure(args.checkpoint, pairs, paraphrases, heldout)
     with tempfile.TemporaryDirectory() as tmp:
-        opts = AdaptOptions(
-            steps=args.steps,
-            lr_scale=args.lr_scale,
-            replay=args.replay,
-            base_weight=args.base_weight,
-            train_embeddings=not args.freeze_embeddings,
-            replay_own=args.replay_own,
-            distill=args.distill,
-            low_rank=args.low_rank,
-            low_rank_modules=args.low_rank_modules,
-            train_only=args.train_only,
-            stop_when_learned=args.stop_when_learned,
-            seed=args.seed,
-            moments=args.moments,
-            moments_exp_avg=args.moments_exp_avg,
-        )
+        opts = options_from_args(args)
         base = args.checkpoint
         if args.replay_set:  # a copy of the checkpoint folder with another replay set
             base = str(Path(tmp) / "base")

@@ -82,7 +82,10 @@ class AdaptOptions:
     instead of a fresh one (:mod:`core.training.adapt_moments`): ``"auto"`` the checkpoint's own
     ``adam_moments.safetensors`` when it ships one for its weights (else a fresh Adam), a training
     step folder or such a file, or ``""`` for a fresh Adam; its ``exp_avg_sq`` (v) is continued
-    with the step count, ``moments_exp_avg`` also continues its ``exp_avg`` (m; else m starts at 0)."""
+    with the step count, ``moments_exp_avg`` also continues its ``exp_avg`` (m; else m starts at 0).
+    ``dropout``: False trains with every dropout off (the model as it translates), so that at the
+    first update the distillation term on the replay pairs has no gradient: only the user's pairs
+    move the weights, not the gap between the model with and without dropout."""
 
     steps: int = 30
     warmup: int = 10
@@ -102,6 +105,7 @@ class AdaptOptions:
     stop_when_learned: bool = False
     moments: str = "auto"
     moments_exp_avg: bool = False
+    dropout: bool = True
 
     def validate(self) -> None:
         if not 1 <= self.steps <= MAX_STEPS:
@@ -252,7 +256,7 @@ def adapt(
     general = encode_pairs(replay, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)
     if opts.threads:
         torch.set_num_threads(opts.threads)
-    model = ckpt.model.train()
+    model = ckpt.model.train(opts.dropout)
     try:
         moments_file = adapt_moments.resolve(opts.moments, base)
         moments = adapt_moments.load_moments(moments_file, model) if moments_file else None

@@ -13,7 +13,7 @@ from core.training.pairs_file import read_pairs
 
 
 def add_arguments(p) -> None:
-    d = AdaptOptions()
+    """The arguments of ``python -m core adapt``: the model, the pairs, the output and every adapting option."""
     p.add_argument("--checkpoint", required=True, help="the model to adapt (a folder, or a shipped or your own model's name)")
     p.add_argument("--pairs", required=True, help="Korean<TAB>English pairs, one per line (# lines are comments)")
     p.add_argument("--name", required=True, help="the new model's name (in its card)")
@@ -22,6 +22,15 @@ def add_arguments(p) -> None:
         default=None,
         help=f"new checkpoint folder (must not exist or be empty); default: your model folder ({user_models_dir()}/NAME)",
     )
+    add_option_arguments(p)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
+    p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
+
+
+def add_option_arguments(p) -> None:
+    """The arguments that make an :class:`AdaptOptions` (read back by :func:`options_from_args`);
+    shared by ``python -m core adapt`` and ``python -m bench.adapt``."""
+    d = AdaptOptions()
     p.add_argument("--steps", type=int, default=d.steps, help=f"updates, 1 to {MAX_STEPS} (default {d.steps})")
     p.add_argument("--lr-scale", type=float, default=d.lr_scale, help=f"schedule scale (default {d.lr_scale})")
     p.add_argument("--warmup", type=int, default=d.warmup, help=f"warm-up updates (default {d.warmup})")
@@ -66,22 +75,26 @@ def add_arguments(p) -> None:
         "adam_moments.safetensors when it ships one, else a fresh Adam), a training step folder "
         "(train_state.safetensors) or an adam_moments.safetensors, or none (a fresh Adam)",
     )
+    p.add_argument(
+        "--dropout",
+        action=argparse.BooleanOptionalAction,
+        default=d.dropout,
+        help="train with the model's dropout (default); --no-dropout trains the model as it translates",
+    )
     p.add_argument("--moments-exp-avg", action="store_true", help="with --moments: continue the first moment too")
     p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
-    p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
 
 
-def run_from_args(args) -> int:
-    """Entry point of ``python -m core adapt``; errors propagate to the CLI's one-line handler."""
-    pairs = read_pairs(args.pairs)
-    opts = AdaptOptions(
+def options_from_args(args) -> AdaptOptions:
+    """The :class:`AdaptOptions` of arguments added by :func:`add_option_arguments` (``threads``
+    from ``args.threads`` when present)."""
+    return AdaptOptions(
         steps=args.steps,
         warmup=args.warmup,
         lr_scale=args.lr_scale,
         replay=args.replay,
         seed=args.seed,
-        threads=args.threads,
+        threads=getattr(args, "threads", 0),
         base_weight=args.base_weight,
         train_embeddings=not args.freeze_embeddings,
         replay_own=args.replay_own,
@@ -92,7 +105,14 @@ def run_from_args(args) -> int:
         stop_when_learned=args.stop_when_learned,
         moments=args.moments,
         moments_exp_avg=args.moments_exp_avg,
+        dropout=args.dropout,
     )
+
+
+def run_from_args(args) -> int:
+    """Entry point of ``python -m core adapt``; errors propagate to the CLI's one-line handler."""
+    pairs = read_pairs(args.pairs)
+    opts = options_from_args(args)
     out = Path(args.out) if args.out else user_models_dir() / args.name
 
     def progress(done: int, total: int, loss: float) -> None:

@@ -17,7 +17,7 @@ from core.errors import CheckpointError, InputError
 from core.evaluation.evaluate import translate_corpus
 from core.training.adapt import AdaptCancelled, AdaptOptions, adapt
 from core.training.replay import choose_replay, load_replay
-from tests.support import FIXTURES
+from tests.support import FIXTURES, save_tiny
 
 KO = (FIXTURES / "tiny.ko").read_text(encoding="utf-8").splitlines()
 EN = (FIXTURES / "tiny.en").read_text(encoding="utf-8").splitlines()
@@ -117,3 +117,19 @@ def test_base_weight_mixes_the_adapted_weights_with_the_base(base, tmp_path):
     assert any(not torch.equal(w0[k], w1[k]) for k in w0)
     for k in w0:
         torch.testing.assert_close(w2[k], 0.75 * w1[k] + 0.25 * w0[k], rtol=1e-5, atol=1e-6)
+
+
+def test_without_dropout_the_updates_do_not_depend_on_the_dropout_seed(tmp_path, tiny_tokenizers):
+    """One pair and no replay: every update trains on the same batch, so the seed only draws the
+    dropout masks. With ``dropout=False`` two seeds give the same losses; with dropout they differ."""
+    torch.set_num_threads(1)
+    base = save_tiny(tmp_path / "dropout", tiny_tokenizers, seed=1, dropout=0.3)
+    one = MINE[:1]
+
+    def losses(seed: int, dropout: bool) -> list[float]:
+        opts = AdaptOptions(steps=6, warmup=2, lr_scale=0.1, replay=0, seed=seed, dropout=dropout)
+        return adapt(base, one, tmp_path / f"s{seed}-{dropout}", "x", opts).losses
+
+    assert load_checkpoint(base, device="cpu").config.dropout > 0
+    assert losses(1, dropout=False) == losses(2, dropout=False)
+    assert losses(1, dropout=True) != losses(2, dropout=True)
