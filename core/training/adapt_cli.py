@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from core.locations import user_models_dir
-from core.training.adapt import MAX_STEPS, AdaptOptions, adapt
+from core.training.adapt import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions, adapt
 from core.training.pairs_file import read_pairs
 
 
@@ -31,7 +32,19 @@ def add_option_arguments(p) -> None:
     """The arguments that make an :class:`AdaptOptions` (read back by :func:`options_from_args`);
     shared by ``python -m core adapt`` and ``python -m bench.adapt``."""
     d = AdaptOptions()
-    p.add_argument("--steps", type=int, default=d.steps, help=f"updates, 1 to {MAX_STEPS} (default {d.steps})")
+    p.add_argument(
+        "--hold-general",
+        action="store_true",
+        help="the recipe that keeps general translations (the Adapt tab's default): "
+        + " ".join(
+            f"--{k.replace('_', '-')} {v}" if not isinstance(v, bool) else f"--{'' if v else 'no-'}{k.replace('_', '-')}"
+            for k, v in HOLD_GENERAL.items()
+        )
+        + f", at most {HOLD_STEPS} updates (--steps); it overrides those options",
+    )
+    p.add_argument(
+        "--steps", type=int, default=None, help=f"updates, 1 to {MAX_STEPS} (default {d.steps}; {HOLD_STEPS} with --hold-general)"
+    )
     p.add_argument("--lr-scale", type=float, default=d.lr_scale, help=f"schedule scale (default {d.lr_scale})")
     p.add_argument("--warmup", type=int, default=d.warmup, help=f"warm-up updates (default {d.warmup})")
     p.add_argument(
@@ -87,9 +100,11 @@ def add_option_arguments(p) -> None:
 
 def options_from_args(args) -> AdaptOptions:
     """The :class:`AdaptOptions` of arguments added by :func:`add_option_arguments` (``threads``
-    from ``args.threads`` when present)."""
-    return AdaptOptions(
-        steps=args.steps,
+    from ``args.threads`` when present; ``--hold-general`` replaces the options of :data:`HOLD_GENERAL`)."""
+    hold = getattr(args, "hold_general", False)
+    steps = args.steps if args.steps is not None else (HOLD_STEPS if hold else AdaptOptions().steps)
+    opts = AdaptOptions(
+        steps=steps,
         warmup=args.warmup,
         lr_scale=args.lr_scale,
         replay=args.replay,
@@ -107,6 +122,7 @@ def options_from_args(args) -> AdaptOptions:
         moments_exp_avg=args.moments_exp_avg,
         dropout=args.dropout,
     )
+    return replace(opts, **HOLD_GENERAL) if hold else opts
 
 
 def run_from_args(args) -> int:

@@ -133,3 +133,19 @@ def test_without_dropout_the_updates_do_not_depend_on_the_dropout_seed(tmp_path,
     assert load_checkpoint(base, device="cpu").config.dropout > 0
     assert losses(1, dropout=False) == losses(2, dropout=False)
     assert losses(1, dropout=True) != losses(2, dropout=True)
+
+
+def test_hold_general_on_the_command_line_is_the_tabs_recipe():
+    import argparse
+
+    from core.training.adapt import HOLD_GENERAL, HOLD_STEPS
+    from core.training.adapt_cli import add_option_arguments, options_from_args
+
+    p = argparse.ArgumentParser()
+    add_option_arguments(p)
+    held = options_from_args(p.parse_args(["--hold-general", "--seed", "4"]))
+    assert held.steps == HOLD_STEPS and held.seed == 4
+    assert {k: getattr(held, k) for k in HOLD_GENERAL} == HOLD_GENERAL and held.dropout is False
+    assert options_from_args(p.parse_args(["--hold-general", "--steps", "7"])).steps == 7
+    plain = options_from_args(p.parse_args([]))
+    assert plain == AdaptOptions()

@@ -190,15 +190,18 @@ def test_hold_general_translations_distils_the_replay_and_mixes_the_base_back(qt
     assert panel.outcome is not None, panel.status.text()
     o = panel.outcome.spec.options
     assert o.replay_own and o.distill == 1.0 and o.base_weight == 0.1 and o.lr_scale == 0.02 and o.stop_when_learned
+    assert not o.dropout
     assert o.steps == 2  # an update count the user set stays
     card = (models / "held" / "README.md").read_text(encoding="utf-8")
     assert "base_weight=0.1" in card and "replay_own=True" in card and "stop_when_learned=True" in card
+    assert "dropout=False" in card
 
 
 def test_hold_general_translations_takes_its_own_update_count_when_left_at_the_default(win):
     from core.training.adapt import HOLD_STEPS, AdaptOptions
 
     panel = win.slots.get("adapt")
+    assert panel.hold.isChecked() and panel.steps.value() == HOLD_STEPS  # the tab's default recipe
     panel.hold.setChecked(False)
     panel.steps.setValue(AdaptOptions().steps)
     panel.hold.setChecked(True)
