@@ -7,7 +7,7 @@ glyph outlines ``QPainterPath.addText`` gives for the same font, size, position 
 
 It writes an image item as the image itself: a heatmap became a bitmap of one pixel per cell
 (12 × 10 pixels for a 10 × 12 map) that librsvg and browsers stretch with smoothing, so the cells
-melted into blobs. Each heatmap (:class:`gui.widgets.heatmap.MatrixImage`: the enlarged map, every
+melted into blobs. Each heatmap (:class:`gui.widgets.matrix_image.MatrixImage`: the enlarged map, every
 thumbnail of the grid) is drawn instead as one ``<rect>`` per cell (:func:`cells_svg`) in the
 colours the screen shows (read from the image item's own rendering: the colour map, the levels,
 fixed or per-map, and any pooling are the screen's), with ``shape-rendering="crispEdges"``; each
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
-from gui.widgets.heatmap import MatrixImage
+from gui.widgets.matrix_image import MatrixImage
 
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.S)
 _ATTR = re.compile(r'([\w:-]+)="([^"]*)"')
@@ -91,7 +91,7 @@ _PROFILE = 'version="1.2" baseProfile="tiny"'  # Qt's root element; class and st
 class CellPicture:
     """What one heatmap draws: ``rgba [rows, cols, 4]`` (uint8, each cell's colour on screen)
     and, where cells are masked, the screen's hatch overlay ``hatch [rows·h, cols·h, 4]`` (RGBA,
-    transparent on the cells that are not masked; :func:`gui.widgets.heatmap.mask_overlay`)."""
+    transparent on the cells that are not masked; :func:`gui.widgets.map_style.mask_overlay`)."""
 
     rgba: np.ndarray
     hatch: np.ndarray | None = None

@@ -4,6 +4,7 @@ One ``pg.TextItem`` per cell cost 0.2–0.3 ms each to place (a 16 × 16 map: 50
 thread per result). :class:`CellValues` keeps plain arrays (texts and whether each is dark on a
 bright cell) and draws them all in one ``paint`` call, at the map's font size in screen pixels
 whatever the view's scale (as ``TextItem`` does): the font never stretches with the cells.
+:func:`cell_text` is how one weight is printed, :func:`value_font` the font that fits a cell.
 """
 
 from __future__ import annotations
@@ -14,6 +15,28 @@ from PySide6 import QtCore, QtGui
 
 DARK = QtGui.QColor("#111111")  # on bright cells and on masked (grey hatched) cells
 LIGHT = QtGui.QColor("#f5f5f5")  # on dark cells
+VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
+VALUE_MIN_PT = 8  # with shrink, cell values shrink to fit their cells down to this size
+
+
+def cell_text(v: float) -> str:
+    """A weight as printed in its cell: two decimals, the leading 0 dropped (".25"); values that
+    round to 1.00 read "1.0", never ".00"."""
+    text = f"{v:.2f}"
+    return text[1:] if text.startswith("0.") else "1.0" if text == "1.00" else text
+
+
+def value_font(font: QtGui.QFont, cell_w: float, cell_h: float, shrink: bool = False) -> QtGui.QFont | None:
+    """``font``, or (``shrink``) the largest smaller size of it down to VALUE_MIN_PT, at which "0.00"
+    fits a cell ``cell_w`` × ``cell_h`` pixels; None when not even that fits (no values then: never
+    a value wider than its cell)."""
+    out = QtGui.QFont(font)
+    for pt in range(font.pointSize(), (VALUE_MIN_PT if shrink else font.pointSize()) - 1, -1):
+        out.setPointSize(pt)
+        fm = QtGui.QFontMetricsF(out)
+        if cell_w >= fm.horizontalAdvance("0.00") + 4 and cell_h >= fm.height():
+            return out
+    return None
 
 
 class CellValues(pg.GraphicsObject):

@@ -10,9 +10,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_spec import Cell
 from gui.widgets.colormap import Colormap
+from gui.widgets.colour_scale import map_levels
 from gui.widgets.downsample import all_pool, max_pool
-from gui.widgets.heatmap import MatrixImage, map_levels, mask_overlay
 from gui.widgets.labels import wrap_title
+from gui.widgets.map_style import mask_overlay
+from gui.widgets.matrix_image import MatrixImage
 from gui.widgets.pg_config import no_background_cache
 from gui.widgets.thumb_view import ThumbView
 from gui.widgets.thumbnails import ThumbnailImage, colour_thumbnails

@@ -1,182 +1,28 @@
-"""Attention heatmaps: rows = queries, columns = keys (ImageItem row-major, y axis downwards).
+"""The enlarged attention map: rows = queries, columns = keys (y axis downwards), token ticks on
+both axes, a colour bar, each cell's value printed in small maps, and a hover read-out.
 
 Weights are drawn with fixed colour levels [0, 1] or, for contrast, scaled to the map's own
 range (the colour bar then shows that range and says so); masked cells (True = masked) are covered
 by a hatched grey overlay so they never look like a merely small weight. The ImageItem holds
-exactly the attention matrix it shows (``heatmap.image.image``).
+exactly the attention matrix it shows (``heatmap.image.image``). The parts live beside it: the
+image and its hatch in :mod:`gui.widgets.matrix_image`, colour levels and the colour bar in
+:mod:`gui.widgets.colour_scale`, the printed values in :mod:`gui.widgets.cell_values`.
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_data import quote
-from gui.widgets.cell_values import CellValues
+from gui.widgets.cell_values import VALUES_UP_TO, CellValues, cell_text, value_font
 from gui.widgets.colormap import Colormap, as_pg
+from gui.widgets.colour_scale import colour_bar, map_levels
 from gui.widgets.labels import no_si_prefix, token_axes, wrap_title
-from gui.widgets.map_style import LEGEND, hatch_size, hatch_stripes
+from gui.widgets.map_style import LEGEND
+from gui.widgets.matrix_image import MatrixImage
 from gui.widgets.pg_config import configure, no_background_cache
-from gui.widgets.thumbnails import HatchImage, MapImage
-
-COLORMAPS = {"viridis": "viridis", "cividis (colour-blind safe)": "cividis", "inferno": "inferno"}
-VALUES_UP_TO = 16  # maps with at most this many rows and columns can print each cell's value
-VALUE_MIN_PT = 8  # with shrink_values, cell values shrink to fit their cells down to this size
-# the overlay's colours (RGBA as one uint32 each): transparent, masked, masked on a stripe
-_OVERLAY_WORDS = np.array([[0, 0, 0, 0], [215, 215, 215, 255], [120, 120, 120, 255]], dtype=np.uint8).view(np.uint32).ravel()
-SCALES = {"fixed": "fixed [0, 1]", "per-map": "per map (min … max)"}
-# colour-map entries: over 256, pyqtgraph maps the weights to RGBA with numpy; with 256 or fewer it
-# builds an indexed image's colour table in Python (256 qRgb calls) at every render of every map
-LUT_POINTS = 512
-
-
-_UNIT_RECT = QtCore.QRectF(0, 0, 1, 1)  # where a thumbnail's map is placed (read, never changed)
-
-
-@functools.lru_cache(maxsize=64)
-def lookup_table(cmap: Colormap) -> np.ndarray:
-    """``cmap``'s colour table of ``LUT_POINTS`` entries, the same array for the same colour map
-    (the grid's thumbnails then share one table, and are coloured as one group per step)."""
-    return cmap.lookup_table(LUT_POINTS)
-
-
-def colour_bar(values: tuple[float, float], cmap: Colormap) -> pg.ColorBarItem:
-    """A non-interactive colour bar (``values`` = its first levels) whose tick numbers are the
-    values themselves: pyqtgraph's automatic SI prefix is off, else a per-map bar up to 0.02
-    reads 10 … 20 with a small "(x0.001)" in its label once the label is shown."""
-    bar = pg.ColorBarItem(values=values, colorMap=as_pg(cmap), interactive=False, width=14)
-    bar.axis.enableAutoSIPrefix(False)
-    return bar
-
-
-def map_levels(matrix: np.ndarray, mask: np.ndarray | None, scale: str) -> tuple[float, float]:
-    """Colour levels: ``(0, 1)`` for "fixed"; for "per-map" the min and max of the cells that are
-    not masked (True = masked), widened to a non-empty interval. A constant map (every visible cell
-    the same weight, e.g. a query row with one key) is widened downwards, so it is drawn in the top
-    colour, as its one value is also its maximum, never in the colour of 0.
-    Raises ValueError for an unknown scale."""
-    if scale == "fixed":
-        return (0.0, 1.0)
-    if scale != "per-map":
-        raise ValueError(f"unknown colour scale {scale!r}; choose one of {', '.join(SCALES)}")
-    values = np.asarray(matrix, dtype=np.float64)
-    if mask is not None:
-        values = values[~np.asarray(mask, dtype=bool)]
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return (0.0, 1.0)
-    lo, hi = float(values.min()), float(values.max())
-    return (lo, hi) if hi > lo else (hi - 1e-6, hi)
-
-
-def mask_overlay(mask: np.ndarray, pixels: tuple[int, int] | None = None) -> np.ndarray:
-    """RGBA overlay ``[rows·h, cols·h, 4]``: hatched grey on masked cells, transparent elsewhere.
-
-    h is :func:`hatch_size`, or, given the ``pixels`` (rows, cols) the map is drawn on, at most as
-    many overlay pixels per cell as the map has screen pixels per cell (at least 1): a thumbnail's
-    overlay is then drawn about 1:1, its stripes one screen pixel wide, instead of an overlay 16
-    times the thumbnail's area being scaled down (and aliased) at every redraw."""
-    rows, cols = mask.shape
-    h = hatch_size(rows, cols)
-    if pixels is not None:
-        h = max(1, min(h, pixels[0] // max(rows, 1), pixels[1] // max(cols, 1)))
-    big = np.repeat(np.repeat(np.asarray(mask, dtype=np.uint8), h, 0), h, 1)  # 1 on masked pixels
-    shade = big + (big & hatch_stripes(*big.shape))  # 0 not masked, 1 masked, 2 masked stripe
-    return np.take(_OVERLAY_WORDS, shade).view(np.uint8).reshape(*big.shape, 4)  # one 4-byte gather per pixel
-
-
-class MatrixImage:
-    """An ImageItem (weights, levels [0, 1]) plus a mask overlay, placed in ``view``; ``image`` and
-    ``overlay``: the (row-major) items to use. A :class:`gui.widgets.thumbnails.ThumbnailImage`
-    (a thumbnail, ``set(..., unit=True)``) draws its hatch itself: ``overlay`` is then None.
-    ``view``: a ``pg.ViewBox`` or a :class:`gui.widgets.thumb_view.ThumbView` (anything with ``addItem``)."""
-
-    def __init__(self, view, cmap: Colormap, image: pg.ImageItem | None = None, overlay: pg.ImageItem | None = None) -> None:
-        self.image = image if image is not None else MapImage()
-        # an image item that draws the hatch itself (gui.widgets.thumbnails.ThumbnailImage) needs no overlay item
-        own_hatch = overlay is None and getattr(self.image, "draws_hatch", False)
-        self.overlay = None if own_hatch else overlay if overlay is not None else HatchImage()
-        self.image.setLookupTable(lookup_table(cmap))
-        view.addItem(self.image)
-        if self.overlay is not None:
-            view.addItem(self.overlay)
-        self.shape: tuple[int, int] = (0, 0)
-        self._placed: dict[int, tuple] = {}  # id(item) -> (rect, image shape) it was last placed with
-
-    def _place(self, item: pg.ImageItem, rect: QtCore.QRectF, shape: tuple) -> None:
-        """``item.setRect(rect)`` unless it already spans ``rect`` with an image of ``shape`` (its
-        transform depends on both; recomputing it for every thumbnail of every step costs ms)."""
-        key = rect.getRect() if getattr(item, "fills_unit", False) else (rect.getRect(), tuple(shape))  # UnitImage
-        if self._placed.get(id(item)) != key:
-            item.setRect(rect)
-            self._placed[id(item)] = key
-
-    def set_colormap(self, cmap: Colormap) -> None:
-        self.image.setLookupTable(lookup_table(cmap))
-
-    def set(
-        self,
-        matrix: np.ndarray,
-        mask: np.ndarray | None,
-        overlay: np.ndarray | None = None,
-        levels: tuple[float, float] = (0.0, 1.0),
-        unit: bool = False,
-        *,
-        finite: bool | None = None,
-        masked: bool | None = None,
-    ) -> None:
-        """Show ``matrix [rows, cols]`` (float) with colour ``levels`` (default the fixed [0, 1]);
-        ``mask`` same shape, True = masked. Cell (r, c) covers [c, c + 1] × [r, r + 1] in the view,
-        or with ``unit`` the whole map covers [0, 1] × [0, 1] whatever its shape (a thumbnail: its
-        view's range never changes as a decoder map grows by a row per step).
-
-        ``finite`` (every weight is finite) and ``masked`` (``mask`` masks some cell), where the
-        caller already knows them (a grid checks a stack of maps, or one shared mask, once), skip
-        checking them again here; None: checked here."""
-        matrix = np.asarray(matrix, dtype=np.float32)
-        if not (np.isfinite(matrix).all() if finite is None else finite):
-            matrix = np.nan_to_num(matrix, nan=0.0)  # never NaN on screen
-        rows, cols = matrix.shape
-        self.shape = (rows, cols)
-        if rows == 0 or cols == 0:
-            self.image.clear()
-            self._show_hatch(None)
-            self._placed = {}
-            return
-        rect = _UNIT_RECT if unit else QtCore.QRectF(0, 0, cols, rows)
-        if unit and hasattr(self.image, "set_map"):  # a thumbnail: the short path
-            self.image.set_map(matrix, levels)
-        else:
-            self.image.setImage(matrix, levels=levels, autoLevels=False)
-        self._place(self.image, rect, (rows, cols))
-        if mask is not None and (mask.any() if masked is None else masked):
-            self._show_hatch(overlay if overlay is not None else mask_overlay(mask), rect)
-        else:
-            self._show_hatch(None)
-
-    def _show_hatch(self, pattern: np.ndarray | None, rect: QtCore.QRectF | None = None) -> None:
-        if self.overlay is None:
-            self.image.set_hatch(pattern)
-        elif pattern is None:
-            self.overlay.hide()
-        else:
-            self.overlay.setImage(pattern, autoLevels=False)
-            self._place(self.overlay, rect, pattern.shape[:2])
-            self.overlay.show()
-
-    @property
-    def hatch(self) -> np.ndarray | None:
-        """The hatch overlay drawn over the map now (RGBA uint8 ``[rows·h, cols·h, 4]``), or None."""
-        if self.overlay is None:
-            return self.image.hatch
-        return self.overlay.image if self.overlay.isVisible() and self.overlay.image is not None else None
-
-    def items(self) -> list[pg.ImageItem]:
-        """The graphics items it draws with: the image, and the overlay where there is one."""
-        return [self.image] if self.overlay is None else [self.image, self.overlay]
 
 
 class Heatmap(pg.GraphicsLayoutWidget):
@@ -380,7 +226,8 @@ class Heatmap(pg.GraphicsLayoutWidget):
         small = 0 < rows <= VALUES_UP_TO and 0 < cols <= VALUES_UP_TO
         font = None
         if self.show_values and not self.mask_mode and small:
-            font = self._value_font(self.view.width() / max(cols, 1), self.view.height() / max(rows, 1))
+            cell_w, cell_h = self.view.width() / max(cols, 1), self.view.height() / max(rows, 1)
+            font = value_font(self.font, cell_w, cell_h, shrink=self.shrink_values)
         if font is None:
             self.values.clear()
             return
@@ -398,18 +245,6 @@ class Heatmap(pg.GraphicsLayoutWidget):
         if hi <= lo:
             return np.zeros(matrix.shape, dtype=bool)
         return (matrix - lo) / (hi - lo) > 0.6
-
-    def _value_font(self, cell_w: float, cell_h: float) -> QtGui.QFont | None:
-        """The map's font, or (``shrink_values``) the largest smaller one down to VALUE_MIN_PT, at which "0.00" fits
-        a cell ``cell_w`` × ``cell_h`` pixels; None when not even that fits (no values then:
-        never a value wider than its cell)."""
-        font = QtGui.QFont(self.font)
-        for pt in range(self.font.pointSize(), (VALUE_MIN_PT if self.shrink_values else self.font.pointSize()) - 1, -1):
-            font.setPointSize(pt)
-            fm = QtGui.QFontMetricsF(font)
-            if cell_w >= fm.horizontalAdvance("0.00") + 4 and cell_h >= fm.height():
-                return font
-        return None
 
     def describe(self, row: int, col: int) -> str:
         """Read-out for one cell (0-based indices in, 1-based numbers out, as layers and heads):
@@ -457,10 +292,3 @@ class Heatmap(pg.GraphicsLayoutWidget):
     def leaveEvent(self, ev) -> None:
         self.hovered.emit("")
         super().leaveEvent(ev)
-
-
-def cell_text(v: float) -> str:
-    """A weight as printed in its cell: two decimals, the leading 0 dropped (".25"); values that
-    round to 1.00 read "1.0", never ".00"."""
-    text = f"{v:.2f}"
-    return text[1:] if text.startswith("0.") else "1.0" if text == "1.00" else text

@@ -14,8 +14,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.widgets.colormap import Colormap
-from gui.widgets.heatmap import MatrixImage
 from gui.widgets.labels import token_axes, wrap_title
+from gui.widgets.matrix_image import MatrixImage
 
 VALUES_UP_TO = 16  # print each cell's value in matrices up to this many rows and columns
 NEG_INF = "−∞"

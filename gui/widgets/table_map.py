@@ -8,8 +8,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from gui.widgets.colormap import RGB, Colormap
-from gui.widgets.heatmap import MatrixImage, colour_bar
+from gui.widgets.colour_scale import colour_bar
 from gui.widgets.labels import token_axes
+from gui.widgets.matrix_image import MatrixImage
 
 
 class TableMap(pg.GraphicsLayoutWidget):

@@ -202,7 +202,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
     It also draws its mask's hatch (:meth:`set_hatch`) over the colours, in the same paint: one
     item per thumbnail instead of two (a 6 × 8 grid repaints 48 fewer items per decoder step)."""
 
-    draws_hatch = True  # gui.widgets.heatmap.MatrixImage gives it the hatch instead of an overlay item
+    draws_hatch = True  # gui.widgets.matrix_image.MatrixImage gives it the hatch instead of an overlay item
 
     def __init__(self) -> None:
         super().__init__()
@@ -211,7 +211,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
         self.hatch: np.ndarray | None = None  # RGBA uint8 overlay drawn over the colours, or None
 
     def set_hatch(self, hatch: np.ndarray | None) -> None:
-        """Draw the RGBA uint8 overlay ``hatch [rows·h, cols·h, 4]`` (:func:`gui.widgets.heatmap.mask_overlay`)
+        """Draw the RGBA uint8 overlay ``hatch [rows·h, cols·h, 4]`` (:func:`gui.widgets.map_style.mask_overlay`)
         over the map, stretched to the same square; None: no hatch."""
         if hatch is not self.hatch:
             self.hatch = hatch
@@ -270,7 +270,7 @@ class ThumbnailImage(DrawsColours, UnitImage):
 
 
 class HatchImage(pg.ImageItem):
-    """A row-major ImageItem for a mask hatch (:func:`gui.widgets.heatmap.mask_overlay`: every pixel
+    """A row-major ImageItem for a mask hatch (:func:`gui.widgets.map_style.mask_overlay`: every pixel
     either fully transparent black or opaque), drawn as premultiplied ARGB32: for such pixels the
     premultiplied colours are the colours themselves, and Qt draws that format scaled without
     converting it at every paint as it does RGBA8888. Other images are drawn as pyqtgraph draws them."""

@@ -7,11 +7,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.device import cpu_bf16_native
 from gui.state import view_kinds
+from gui.widgets.colour_scale import COLORMAPS
 from gui.widgets.controls import InputPanel, StepControls
 from gui.widgets.fence import fenced
 from gui.widgets.fonts import WrappedLabel, scrolling
 from gui.widgets.head_grid import HeadGrid
-from gui.widgets.heatmap import COLORMAPS, Heatmap
+from gui.widgets.heatmap import Heatmap
 from gui.widgets.mask_panel import MaskPanel
 from gui.widgets.topk_panel import TopKPanel
 from gui.window import lecture_inputs, models_menu, projector

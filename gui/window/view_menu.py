@@ -10,7 +10,7 @@ from PySide6 import QtGui, QtWidgets
 from gui.export.files import WHAT, export_npz, remember, start_dir
 from gui.export.grid_image import export_grid, grid_header
 from gui.export.map_image import export_map
-from gui.widgets.heatmap import SCALES
+from gui.widgets.colour_scale import SCALES
 
 
 def install(win, view_menu: QtWidgets.QMenu) -> None:

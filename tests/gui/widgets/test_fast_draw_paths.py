@@ -11,9 +11,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui.state.view_spec import Cell
 from gui.widgets.colormap import Colormap
+from gui.widgets.colour_scale import LUT_POINTS
 from gui.widgets.downsample import max_pool
 from gui.widgets.head_grid import HeadGrid
-from gui.widgets.heatmap import LUT_POINTS, Heatmap
+from gui.widgets.heatmap import Heatmap
 from gui.widgets.mask_panel import MaskView, OpaqueImage, mask_rgba
 from gui.widgets.thumbnails import UnitImage, colour_stack
 from gui.widgets.topk_panel import TopKPanel
@@ -256,7 +257,7 @@ def test_mask_view_cells_fill_the_view_and_ticks_sit_at_cell_centres(qtbot):
 
 
 def test_a_constant_map_under_the_per_map_scale_is_drawn_in_the_top_colour(qapp):
-    from gui.widgets.heatmap import map_levels
+    from gui.widgets.colour_scale import map_levels
 
     m = np.full((3, 4), 0.25)
     mask = np.zeros((3, 4), dtype=bool)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui.widgets.heatmap import mask_overlay
-from gui.widgets.map_style import HATCH, MASKED_RGB, OPEN_RGB, hatch_size, hatch_stripes
+from gui.widgets.map_style import HATCH, MASKED_RGB, OPEN_RGB, hatch_size, hatch_stripes, mask_overlay
 from gui.widgets.mask_panel import mask_rgba
 
 

@@ -9,8 +9,8 @@ from PySide6 import QtGui
 
 from gui.state.view_spec import Cell
 from gui.widgets.colormap import Colormap
+from gui.widgets.colour_scale import LUT_POINTS
 from gui.widgets.head_grid import HeadGrid
-from gui.widgets.heatmap import LUT_POINTS
 from gui.widgets.thumbnails import ThumbnailImage, colour_stack, colour_thumbnails
 
 
@@ -129,7 +129,7 @@ def test_grid_thumbnails_show_what_pyqtgraph_would(qtbot):
 def test_thumbnails_share_one_hatch_conversion_with_pyqtgraphs_pixels(qapp):
     """Thumbnails showing one hatch array convert it to a QImage once, with exactly the pixels
     pyqtgraph draws for it; a new array (the next step's mask) is converted again."""
-    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.map_style import mask_overlay
     from gui.widgets.thumbnails import shared_hatch
 
     mask = np.triu(np.ones((6, 6), dtype=bool), 1)  # a causal mask: True = masked
@@ -148,7 +148,7 @@ def test_thumbnails_share_one_hatch_conversion_with_pyqtgraphs_pixels(qapp):
 def test_thumbnail_draws_its_hatch_over_its_colours(qapp):
     """A thumbnail with a hatch paints pyqtgraph's map and, over it, pyqtgraph's hatch: the pixels of
     two pyqtgraph items (map, then overlay) drawn into the same square."""
-    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.map_style import mask_overlay
     from gui.widgets.thumbnails import UNIT
 
     lut = pg.colormap.get("viridis").getLookupTable(nPts=LUT_POINTS)
@@ -187,7 +187,7 @@ def test_thumbnail_draws_its_hatch_over_its_colours(qapp):
 def test_hatch_image_draws_pyqtgraphs_pixels_premultiplied(qapp):
     """The enlarged map's hatch is drawn as premultiplied ARGB32 with exactly pyqtgraph's pixels;
     an RGBA image with partial alpha (not a hatch) is left to pyqtgraph."""
-    from gui.widgets.heatmap import mask_overlay
+    from gui.widgets.map_style import mask_overlay
     from gui.widgets.thumbnails import HatchImage
 
     mask = np.zeros((5, 7), dtype=bool)

@@ -60,6 +60,6 @@ def test_per_map_contrast_and_cell_values(qtbot, window):
 
 
 def test_cell_text_never_prints_a_near_one_weight_as_zero():
-    from gui.widgets.heatmap import cell_text
+    from gui.widgets.cell_values import cell_text
 
     assert [cell_text(v) for v in (0.0, 0.254, 0.994, 0.996, 1.0)] == [".00", ".25", ".99", "1.0", "1.0"]

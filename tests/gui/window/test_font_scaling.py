@@ -12,8 +12,8 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from gui.widgets.colour_scale import LUT_POINTS
 from gui.widgets.fonts import minimum_sizes
-from gui.widgets.heatmap import LUT_POINTS
 from tests.support import ROOT
 from tests.support.gui import TEXT, type_and_translate
 
