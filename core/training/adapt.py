@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -47,7 +48,7 @@ MAX_STEPS = 1000
 #: Measured on ko-en-nc with its shipped Adam moments (bench.adapt, 20 lecture pairs, seeds 1-8,
 #: docs/cli.md): every pair learned in 20 updates, held-out Tatoeba chrF +0.14 to -0.35 (mean -0.11),
 #: Tatoeba-test +0.03 to -0.32 (mean -0.15), paraphrases +5.3 to +7.7.
-HOLD_GENERAL = {
+HOLD_GENERAL: dict[str, Any] = {
     "replay_own": True,
     "distill": 1.0,
     "base_weight": 0.1,
