@@ -254,8 +254,13 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.outcome, self.running = outcome, None
         self._set_running(False)
         r = outcome.result
+        early = r.steps < outcome.spec.options.steps  # stopped once every pair was learned
+        if early:
+            self.bar.setRange(0, r.steps)
+            self.bar.setValue(r.steps)
+        stopped = f", stopped early: every pair learned after {r.steps} of {outcome.spec.options.steps}" if early else ""
         self._say(
-            f"saved {outcome.spec.name} in {r.path.parent} ({r.steps} updates, {r.seconds:.0f} s; loss "
+            f"saved {outcome.spec.name} in {r.path.parent} ({r.steps} updates{stopped}, {r.seconds:.0f} s; loss "
             f"{r.losses[0]:.3f} → {r.losses[-1]:.3f}){self.replay_note}. It is listed in File → Open model."
         )
         self.summary.setText(_summary_html(outcome))

@@ -228,3 +228,21 @@ def test_pairs_from_a_lecture_are_its_steps_with_a_reference(tmp_path):
         sources.pairs_from_lecture(tmp_path / "none.toml")
     with pytest.raises(InputError, match="Reference box"):
         sources.pairs_from_boxes("나는 학생이다.", "  ")
+
+
+def test_a_run_that_stops_once_its_pairs_are_learned_says_so(qtbot, win, base, models):
+    """A pair the base already translates that way is learned at the first check (after the
+    10 warm-up updates): the run stops there, and the bar and the status say so."""
+    from core.evaluation.evaluate import translate_corpus
+
+    own = translate_corpus(load_checkpoint(base, device="cpu"), [KO[0]])[0]
+    win.inputs.text.setText(KO[0])
+    win.inputs.reference.setText(own)
+    panel = adapt_panel(win, steps=100, name="early")
+    assert panel.hold.isChecked()
+    assert panel.start() is not None
+    qtbot.waitUntil(lambda: panel.running is None, timeout=WAIT_MS)
+    assert panel.outcome is not None, panel.status.text()
+    assert panel.outcome.result.steps == 10
+    assert (panel.bar.value(), panel.bar.maximum()) == (10, 10)
+    assert "stopped early: every pair learned after 10 of 100" in panel.status.text()
