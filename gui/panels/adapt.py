@@ -1,5 +1,6 @@
 """The "Adapt" tab: fine-tune a copy of the loaded model on the lecturer's own pairs, see the
-translation and cross-attention before and after side by side, and keep the result as a user model.
+translation and cross-attention before and after side by side (:mod:`gui.panels.adapt_comparison`), and
+keep the result as a user model.
 
 The pairs come from the main input and its Reference box (one pair), a TSV file or a lecture
 file's steps that carry a reference (:mod:`gui.state.adapt_sources`). The run is
@@ -13,7 +14,6 @@ window does the same and ends the thread.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -22,11 +22,10 @@ from core.errors import InputError
 from core.locations import user_models_dir
 from core.training.adapt import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions
 from core.training.replay import REPLAY
+from gui.panels.adapt_comparison import AdaptComparison
 from gui.panels.context import Panel, PanelContext
-from gui.panels.pair_views import MapRow, error_style, narrow_combo
+from gui.panels.pair_views import error_style, narrow_combo
 from gui.state import adapt_sources as sources
-from gui.state.compare_data import compare_maps, head_map
-from gui.state.view_kinds import view_at
 from gui.workers.adapt_worker import QUEUE, AdaptOutcome, AdaptSpec, AdaptWorker
 from gui.workers.threads import WorkerThread
 
@@ -100,31 +99,13 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.bar.setFormat("%v / %m updates")
         self.status = QtWidgets.QLabel("Choose where the pairs come from, name the new model and press Start.")
         self.status.setWordWrap(True)
-        self.summary = QtWidgets.QLabel("")
-        self.summary.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.summary.setWordWrap(True)
-        self.sentence = QtWidgets.QComboBox()
-        narrow_combo(self.sentence)
-        self.layer, self.head = QtWidgets.QSpinBox(), QtWidgets.QSpinBox()
-        pick = QtWidgets.QGridLayout()
-        heading = QtWidgets.QLabel("Cross-attention, before and after, of the sentence:")
-        heading.setWordWrap(True)  # the experiments dock is narrow
-        pick.addWidget(heading, 0, 0, 1, 5)
-        pick.addWidget(self.sentence, 1, 0, 1, 5)
-        for k, (label, box) in enumerate((("layer", self.layer), ("head", self.head))):
-            box.setRange(1, 1)
-            pick.addWidget(QtWidgets.QLabel(label), 2, 2 * k)
-            pick.addWidget(box, 2, 1 + 2 * k)
-        pick.setColumnStretch(4, 1)
-        self.maps = MapRow(("before", "after"), with_diff=True)
+        self.comparison = AdaptComparison(lambda text: self._say(text, error=True))
         v = self._scrolled_body()
         for part in (form, buttons):
             v.addLayout(part)
         v.addWidget(self.bar)
         v.addWidget(self.status)
-        v.addWidget(self.summary)
-        v.addLayout(pick)
-        v.addWidget(self.maps, 1)
+        v.addWidget(self.comparison, 1)
         self.worker = AdaptWorker(self.jobs)
         self.thread = WorkerThread(self.worker, self)
         self.request_run.connect(self.worker.run)
@@ -138,9 +119,6 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         self.load_button.clicked.connect(self.load_adapted)
         self.browse_button.clicked.connect(self.browse)
         self.source.currentIndexChanged.connect(self._source_changed)
-        self.sentence.currentIndexChanged.connect(self.redraw)
-        self.layer.valueChanged.connect(self.redraw)
-        self.head.valueChanged.connect(self.redraw)
         self._source_changed()
         self._set_running(False)
         self.thread.start()
@@ -263,20 +241,7 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
             f"saved {outcome.spec.name} in {r.path.parent} ({r.steps} updates{stopped}, {r.seconds:.0f} s; loss "
             f"{r.losses[0]:.3f} → {r.losses[-1]:.3f}){self.replay_note}. It is listed in File → Open model."
         )
-        self.summary.setText(_summary_html(outcome))
-        self.sentence.blockSignals(True)
-        self.sentence.clear()
-        for ko, _en in outcome.spec.pairs[: len(outcome.before)]:
-            self.sentence.addItem(ko)
-        self.sentence.blockSignals(False)
-        if outcome.before:
-            n_layers, n_heads = _cross_shape(outcome.before[0])
-            for box, n in ((self.layer, n_layers), (self.head, n_heads)):
-                box.blockSignals(True)
-                box.setRange(1, n)
-                box.blockSignals(False)
-            self.layer.setValue(n_layers)  # the last layer's cross-attention aligns best
-        self.redraw()
+        self.comparison.show_outcome(outcome)
 
     def _on_cancelled(self, job: int, message: str) -> None:
         if job == self.running:
@@ -291,26 +256,11 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
             self._say(f"{reason} — nothing was saved; the loaded model is unchanged", error=True)
 
     # ---------- drawing ----------
-    def redraw(self, *_args) -> None:
-        """The cross-attention of the chosen sentence, before and after (and after − before)."""
-        o, i = self.outcome, self.sentence.currentIndex()
-        if o is None or not 0 <= i < len(o.before):
-            return
-        layer, head = self.layer.value() - 1, self.head.value() - 1
-        try:
-            a = head_map(o.before[i], "cross", layer, head, f"before ({Path(o.spec.base).name})")
-            b = head_map(o.after[i], "cross", layer, head, f"after ({o.spec.name})")
-        except InputError as exc:
-            self._say(str(exc), error=True)
-            return
-        self.maps.set_font(self.font())
-        self.maps.show_pair(a, b, compare_maps(a, b))
-
     def set_colormap(self, cmap) -> None:
-        self.maps.set_colormap(cmap)
+        self.comparison.maps.set_colormap(cmap)
 
     def set_scale(self, scale: str) -> None:
-        self.maps.set_scale(scale)
+        self.comparison.maps.set_scale(scale)
 
     def _say(self, text: str, error: bool = False) -> None:
         error_style(self.status, text, error)
@@ -325,26 +275,6 @@ class AdaptPanel(QtWidgets.QWidget, Panel):
         """The window closes: stop adapting before the next update (nothing saved), end the thread."""
         self.jobs.cancel(QUEUE)
         self.thread.stop()
-
-
-def _cross_shape(result) -> tuple[int, int]:
-    """(layers, heads) of ``result``'s cross-attention."""
-    w = view_at(result, len(result.maps.tgt_tokens), "cross").weights
-    return int(w.shape[0]), int(w.shape[1])
-
-
-def _summary_html(o: AdaptOutcome) -> str:
-    """Each shown pair: its Korean, the reference, the translation before and after (one line each,
-    so the text wraps in a narrow dock)."""
-    e = html.escape
-    parts = [
-        f"<p><b>{e(ko)}</b><br>reference: {e(en)}<br>before: {e(b.translation)}<br>after: <b>{e(a.translation)}</b></p>"
-        for (ko, en), b, a in zip(o.spec.pairs, o.before, o.after)
-    ]
-    more = len(o.spec.pairs) - len(o.before)
-    if more > 0:
-        parts.append(f"<p>… and {more} more pair(s) (all in the model's card)</p>")
-    return "".join(parts)
 
 
 __all__ = ["AdaptPanel"]

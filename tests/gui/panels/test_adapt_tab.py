@@ -86,11 +86,11 @@ def test_one_pair_from_the_boxes_is_saved_shown_before_and_after_and_loadable(qt
     assert changed, "the saved model has the base's weights"
     before, after = translate(torch_base, ko), translate(saved, ko)
     assert [o.before[0].translation, o.after[0].translation] == [before.translation, after.translation]
-    summary = panel.summary.text()
+    summary = panel.comparison.summary.text()
     assert html.escape(before.translation) in summary and html.escape(after.translation) in summary
-    n_layers = panel.layer.maximum()
-    assert panel.layer.value() == n_layers and panel.head.value() == 1
-    for heatmap, result in ((panel.maps.a, before), (panel.maps.b, after)):
+    n_layers = panel.comparison.layer.maximum()
+    assert panel.comparison.layer.value() == n_layers and panel.comparison.head.value() == 1
+    for heatmap, result in ((panel.comparison.maps.a, before), (panel.comparison.maps.b, after)):
         expected = head_map(result, "cross", n_layers - 1, 0).weights
         np.testing.assert_array_equal(heatmap.matrix, expected)
         np.testing.assert_allclose(heatmap.matrix.sum(axis=1), 1.0, rtol=1e-5)  # rows are queries
@@ -109,14 +109,14 @@ def test_pairs_from_a_tsv_and_the_chosen_sentence_and_head_are_drawn_before_and_
     assert panel.outcome is not None, panel.status.text()
     card = (models / "two" / "README.md").read_text(encoding="utf-8")
     assert "2 pair(s) from pairs.tsv" in card and f"- {KO[3]} → {EN[3]}" in card
-    assert [panel.sentence.itemText(i) for i in range(panel.sentence.count())] == [KO[2], KO[3]]
-    panel.sentence.setCurrentIndex(1)
-    panel.layer.setValue(1)
-    panel.head.setValue(2)
+    assert [panel.comparison.sentence.itemText(i) for i in range(panel.comparison.sentence.count())] == [KO[2], KO[3]]
+    panel.comparison.sentence.setCurrentIndex(1)
+    panel.comparison.layer.setValue(1)
+    panel.comparison.head.setValue(2)
     saved, original = load_checkpoint(models / "two", device="cpu"), load_checkpoint(base, device="cpu")
-    np.testing.assert_array_equal(panel.maps.a.matrix, head_map(translate(original, KO[3]), "cross", 0, 1).weights)
-    np.testing.assert_array_equal(panel.maps.b.matrix, head_map(translate(saved, KO[3]), "cross", 0, 1).weights)
-    assert html.escape(translate(saved, KO[2]).translation) in panel.summary.text()
+    np.testing.assert_array_equal(panel.comparison.maps.a.matrix, head_map(translate(original, KO[3]), "cross", 0, 1).weights)
+    np.testing.assert_array_equal(panel.comparison.maps.b.matrix, head_map(translate(saved, KO[3]), "cross", 0, 1).weights)
+    assert html.escape(translate(saved, KO[2]).translation) in panel.comparison.summary.text()
 
 
 def test_a_model_without_a_replay_set_is_adapted_without_one_and_says_so(qtbot, tiny_checkpoint, models):
