@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.locations import user_models_dir
-from core.training.adapt import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions, adapt
+from core.training.adapt import adapt
+from core.training.adapt_options import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions
 from core.training.pairs_file import read_pairs
 
 

@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
 from core.locations import user_models_dir
-from core.training.adapt import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions
+from core.training.adapt_options import HOLD_GENERAL, HOLD_STEPS, MAX_STEPS, AdaptOptions
 from core.training.replay import REPLAY
 from gui.panels.adapt_comparison import AdaptComparison
 from gui.panels.context import Panel, PanelContext

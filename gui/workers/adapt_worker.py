@@ -18,7 +18,8 @@ from PySide6 import QtCore
 from core.checkpoints.checkpoint import load_checkpoint
 from core.decoding.translate import Translation, translate
 from core.errors import StudioError
-from core.training.adapt import AdaptCancelled, AdaptOptions, AdaptResult, adapt
+from core.training.adapt import AdaptCancelled, AdaptResult, adapt
+from core.training.adapt_options import AdaptOptions
 from gui.workers.jobs import Cancelled, Job, JobBoard, Queue
 
 QUEUE = Queue("adapt")

@@ -15,7 +15,8 @@ from core.__main__ import main as cli
 from core.checkpoints.checkpoint import load_checkpoint
 from core.errors import CheckpointError, InputError
 from core.evaluation.evaluate import translate_corpus
-from core.training.adapt import AdaptCancelled, AdaptOptions, adapt
+from core.training.adapt import AdaptCancelled, adapt
+from core.training.adapt_options import AdaptOptions
 from core.training.replay import choose_replay, load_replay
 from tests.support import FIXTURES, save_tiny
 
@@ -138,8 +139,8 @@ def test_without_dropout_the_updates_do_not_depend_on_the_dropout_seed(tmp_path,
 def test_hold_general_on_the_command_line_is_the_tabs_recipe():
     import argparse
 
-    from core.training.adapt import HOLD_GENERAL, HOLD_STEPS
     from core.training.adapt_cli import add_option_arguments, options_from_args
+    from core.training.adapt_options import HOLD_GENERAL, HOLD_STEPS
 
     p = argparse.ArgumentParser()
     add_option_arguments(p)

@@ -11,8 +11,9 @@ import torch
 
 from core.checkpoints.checkpoint import load_checkpoint
 from core.evaluation.words import word_distance
-from core.training.adapt import AdaptOptions, adapt
+from core.training.adapt import adapt
 from core.training.adapt_anchor import add_low_rank, distill_loss, merge_low_rank, pairs_learned
+from core.training.adapt_options import AdaptOptions
 from tests.support import FIXTURES
 
 KO = (FIXTURES / "tiny.ko").read_text(encoding="utf-8").splitlines()

@@ -13,7 +13,8 @@ import torch
 from core.checkpoints.checkpoint import load_checkpoint, save_checkpoint
 from core.errors import InputError
 from core.training import adapt_moments as am
-from core.training.adapt import AdaptOptions, adapt
+from core.training.adapt import adapt
+from core.training.adapt_options import AdaptOptions
 from core.training.data import collate, encode_pairs
 from core.training.state import save_train_state
 from core.training.step import ADAM_BETAS, ADAM_EPS, make_optimizer, train_step

@@ -198,7 +198,7 @@ def test_hold_general_translations_distils_the_replay_and_mixes_the_base_back(qt
 
 
 def test_hold_general_translations_takes_its_own_update_count_when_left_at_the_default(win):
-    from core.training.adapt import HOLD_STEPS, AdaptOptions
+    from core.training.adapt_options import HOLD_STEPS, AdaptOptions
 
     panel = win.slots.get("adapt")
     assert panel.hold.isChecked() and panel.steps.value() == HOLD_STEPS  # the tab's default recipe
