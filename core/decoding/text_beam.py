@@ -67,6 +67,7 @@ class _Greedy:
         self.side_lp: list[float] = []
         self.side_tok: list[int] = []
         self.cache: list[LayerCache] | None = None
+        self.pending: list[tuple[int, int]] = []  # (beam row, active sentence) of this step's split-offs
 
     def extend(self, i: int, tok: int, lp: float, eos: int, budget_spent: bool) -> bool:
         """Sentence ``i``'s greedy prefix gets ``tok`` (log P so far ``lp``); True while it goes on."""
@@ -81,14 +82,26 @@ class _Greedy:
             return False
         return True
 
-    def split_off(
-        self, i: int, tok: int, lp: float, cache: list[LayerCache], row: int, cross: list[tuple[Tensor, Tensor]], a: int
-    ) -> None:
-        """Sentence ``i``'s greedy prefix left the beam: a row of its own from the beam's ``row`` of
-        ``cache`` (self-attention keys of its prefix) with the cross-attention keys ``cross[layer][a]``
-        of its sentence."""
-        r = torch.tensor([row], device=cache[0].self_k.device)
-        c = torch.tensor([a], device=r.device)
+    def split_off(self, i: int, tok: int, lp: float, row: int, a: int) -> None:
+        """Sentence ``i``'s greedy prefix left the beam: it gets a row of its own from the beam's
+        ``row`` (self-attention keys of its prefix) with the cross-attention keys of the step's
+        active sentence ``a``, made for every sentence of the step at once by :meth:`join`."""
+        self.pending.append((row, a))
+        self.side.append(i)
+        self.side_lp.append(lp)
+        self.side_tok.append(tok)
+
+    def join(self, cache: list[LayerCache], cross: list[tuple[Tensor, Tensor]]) -> None:
+        """The rows of this step's :meth:`split_off` calls, gathered in one go: their self-attention
+        keys and values from the beam's ``cache`` (rows ``[N, H, t, d_head]``) and their sentences'
+        ``cross[layer]`` keys and values (``[B_active, H, S, d_head]``), appended after the rows
+        of their own already decoding (one copy of those per step, not per sentence)."""
+        if not self.pending:
+            return
+        device = cache[0].self_k.device
+        r = torch.tensor([row for row, _ in self.pending], device=device)
+        c = torch.tensor([a for _, a in self.pending], device=device)
+        self.pending = []
         new = [LayerCache(lc.self_k[r], lc.self_v[r], k[c], v[c]) for lc, (k, v) in zip(cache, cross)]
         if self.cache is None:
             self.cache = new
@@ -102,9 +115,6 @@ class _Greedy:
                 )
                 for x, y in zip(self.cache, new)
             ]
-        self.side.append(i)
-        self.side_lp.append(lp)
-        self.side_tok.append(tok)
 
     def step(self, model: Transformer, memory: Tensor, kpm_all: Tensor, budgets: list[int], t: int) -> None:
         """One greedy step of the rows of their own (``kpm_all [B, S]``: every sentence's source pad,
@@ -118,8 +128,13 @@ class _Greedy:
         tok = cand.argmax(-1)  # the first of equal maxima: top_candidates' order
         toks, lps = tok.tolist(), cand.gather(1, tok[:, None])[:, 0].tolist()
         keep = [j for j, i in enumerate(self.side) if self.extend(i, toks[j], lps[j], eos, t + 1 >= budgets[i])]
-        index = torch.tensor(keep, device=device, dtype=torch.long)
-        self.cache = [lc.select(index) for lc in out.cache] if keep else None
+        if len(keep) == len(self.side):  # every row goes on: the step's cache as it is (no copy)
+            self.cache = out.cache
+        elif keep:
+            index = torch.tensor(keep, device=device, dtype=torch.long)
+            self.cache = [lc.select(index) for lc in out.cache]
+        else:
+            self.cache = None
         self.side = [self.side[j] for j in keep]
         self.side_lp = [lps[j] for j in keep]
         self.side_tok = [toks[j] for j in keep]
@@ -212,7 +227,7 @@ def beam_hypotheses(
                         prefix = greedy.seq[i]
                         j = next((j for j, s in enumerate(new_seqs) if new_par[j] == start + g_row and s == prefix), None)
                         if j is None:  # fell out of the beam: a row of its own
-                            greedy.split_off(i, tok, lp, out.cache, start + g_row, sent_cross, a)
+                            greedy.split_off(i, tok, lp, start + g_row, a)
                         elif not stop:
                             greedy.row[i] = j
                         # (still in the beam when the search stops: bounded by the stopping rule, see the module)
@@ -225,6 +240,8 @@ def beam_hypotheses(
                 parents += new_par
                 next_last += [s[-1] for s in new_seqs]
                 next_lp += new_lp
+            if greedy is not None:
+                greedy.join(out.cache, sent_cross)
             if not next_active:
                 active = []
                 continue

@@ -16,23 +16,38 @@ from core.decoding.session import prepare_source
 from core.transformer.kv_cache import LayerCache
 from core.transformer.layers import DecoderLayer
 from core.transformer.model import Transformer
-from core.transformer.vocab_projection import BLOCK, MIN_ROWS, project_vocab
+from core.transformer.vocab_projection import BLOCK, MIN_ROWS, MIN_ROWS_COLUMN_MAJOR, project_vocab
 from tests.support import FIXTURES, tiny_config
 
 
 @pytest.mark.parametrize("column_major", [False, True])
-@pytest.mark.parametrize("rows", [MIN_ROWS, 37])
+@pytest.mark.parametrize("rows", [1, 2, 3, MIN_ROWS_COLUMN_MAJOR, 7, 16, 37, 128])
 def test_vocabulary_blocks_give_exactly_the_plain_projection(column_major, rows):
+    """A realistic width (d_model 512, 8,000 pieces: the last block shorter than the others), the row
+    counts the batched decoders use (greedy 1-32, beam 4-128): equal to one F.linear, bit for bit."""
     torch.manual_seed(0)
-    gen = nn.Linear(64, 3 * BLOCK + 123, bias=False)  # a last block shorter than the others
+    gen = nn.Linear(512, 8000, bias=False)
     if column_major:
         gen.weight = nn.Parameter(gen.weight.detach().t().contiguous().t())
-    x = torch.randn(rows, 1, 64)
+    x = torch.randn(rows, 1, 512)
     with torch.inference_mode():
         got = project_vocab(gen, x)
-        want = gen(x)
-    assert got.shape == (rows, 1, 3 * BLOCK + 123)
+        want = torch.nn.functional.linear(x, gen.weight)
+    assert 8000 % BLOCK and got.shape == (rows, 1, 8000)
     assert torch.equal(got, want)
+
+
+def test_vocabulary_blocks_at_opus_width_with_a_column_major_weight_and_few_rows():
+    """65,001 pieces (OPUS-MT): a column-major weight takes one call below MIN_ROWS_COLUMN_MAJOR rows
+    (where blocks need not be bit-identical), blocks from there on; the same values either way."""
+    torch.manual_seed(3)
+    weight = torch.randn(512, 65001).t()  # [V, D], column-major
+    gen = nn.Linear(512, 65001, bias=False, device="meta")
+    gen.weight = nn.Parameter(weight, requires_grad=False)
+    with torch.inference_mode():
+        for rows in (2, 3, MIN_ROWS_COLUMN_MAJOR):
+            x = torch.randn(rows, 512)
+            assert torch.equal(project_vocab(gen, x), torch.nn.functional.linear(x, weight))
 
 
 def test_cross_attention_shared_by_grouped_rows_equals_keys_copied_per_row():
@@ -126,9 +141,9 @@ def test_vocabulary_blocks_with_a_logits_bias_give_exactly_the_product_plus_bias
     with torch.inference_mode():
         got = project_vocab(gen, x, bias)
         want = gen(x) + bias
-        small = project_vocab(gen, x[:3], bias)  # fewer than MIN_ROWS: one call, then the bias
+        one = project_vocab(gen, x[:1], bias)  # fewer than MIN_ROWS: one call, then the bias
     assert torch.equal(got, want)
-    assert torch.equal(small, gen(x[:3]) + bias)
+    assert torch.equal(one, gen(x[:1]) + bias)
 
 
 def test_encoding_in_groups_gives_the_same_values_for_sorted_and_shuffled_rows():
