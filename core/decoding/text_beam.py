@@ -11,8 +11,10 @@ fairseq do). The work per step is kept to what the search needs:
   instead of k copies read k times (where the rows per sentence differ, they are copied per row);
 - the self-attention cache is reordered by one gather of its storage (:meth:`LayerCache.reorder`);
 - the greedy hypothesis rides along: while its prefix is one of the beam's rows, its next token is
-  that row's argmax (no extra row); only once it falls out of the beam does it get a row of its own
-  (in a second, small batch), so the greedy search costs nothing while it agrees with the beam. A
+  that row's argmax (no extra row); only once it falls out of the beam does it get a row of its own,
+  after the beam's rows in the same decoder call (its cross-attention keys its own: ``shared`` of
+  :class:`LayerCache`), so the greedy search costs nothing while it agrees with the beam and one
+  row, not a second call, after that. A
   greedy prefix still in the beam when the search stops cannot beat the best finished hypothesis
   (the stopping rule bounds every extension of a live prefix), so it is not followed further.
 """
@@ -27,7 +29,6 @@ from torch import Tensor
 from core.decoding.beam import Hypothesis, _start_id, length_penalty, top_candidates
 from core.decoding.session import Source
 from core.decoding.text_encode import _budgets, _source_batch, _step_scores, encode_grouped
-from core.transformer.kv_cache import LayerCache
 from core.transformer.model import Transformer
 
 
@@ -56,7 +57,8 @@ def _ranked_candidates(cand: Tensor, n_rows: list[int], n_cand: int) -> list[lis
 class _Greedy:
     """The greedy hypotheses of a batched beam search: per sentence ``row`` (its prefix's row within
     the sentence's block while the prefix is one of the beam's, else None), and, for those that
-    fell out of the beam, rows of their own decoded as a small greedy batch (``cache``)."""
+    fell out of the beam, rows of their own (``side``, in row order after the beam's rows of the
+    same decoder call), with their log P so far and last token."""
 
     def __init__(self, n: int, alpha: float) -> None:
         self.alpha = alpha
@@ -66,7 +68,6 @@ class _Greedy:
         self.side: list[int] = []  # sentences with a row of their own, in row order
         self.side_lp: list[float] = []
         self.side_tok: list[int] = []
-        self.cache: list[LayerCache] | None = None
         self.pending: list[tuple[int, int]] = []  # (beam row, active sentence) of this step's split-offs
 
     def extend(self, i: int, tok: int, lp: float, eos: int, budget_spent: bool) -> bool:
@@ -83,61 +84,24 @@ class _Greedy:
         return True
 
     def split_off(self, i: int, tok: int, lp: float, row: int, a: int) -> None:
-        """Sentence ``i``'s greedy prefix left the beam: it gets a row of its own from the beam's
-        ``row`` (self-attention keys of its prefix) with the cross-attention keys of the step's
-        active sentence ``a``, made for every sentence of the step at once by :meth:`join`."""
+        """Sentence ``i``'s greedy prefix left the beam: from the next step on a row of its own, made
+        from the beam's ``row`` (self-attention keys of its prefix) and the cross-attention keys of
+        the step's active sentence ``a``."""
         self.pending.append((row, a))
         self.side.append(i)
         self.side_lp.append(lp)
         self.side_tok.append(tok)
 
-    def join(self, cache: list[LayerCache], cross: list[tuple[Tensor, Tensor]]) -> None:
-        """The rows of this step's :meth:`split_off` calls, gathered in one go: their self-attention
-        keys and values from the beam's ``cache`` (rows ``[N, H, t, d_head]``) and their sentences'
-        ``cross[layer]`` keys and values (``[B_active, H, S, d_head]``), appended after the rows
-        of their own already decoding (one copy of those per step, not per sentence)."""
-        if not self.pending:
-            return
-        device = cache[0].self_k.device
-        r = torch.tensor([row for row, _ in self.pending], device=device)
-        c = torch.tensor([a for _, a in self.pending], device=device)
-        self.pending = []
-        new = [LayerCache(lc.self_k[r], lc.self_v[r], k[c], v[c]) for lc, (k, v) in zip(cache, cross)]
-        if self.cache is None:
-            self.cache = new
-        else:
-            self.cache = [
-                LayerCache(
-                    torch.cat([x.self_k, y.self_k]),
-                    torch.cat([x.self_v, y.self_v]),
-                    torch.cat([x.cross_k, y.cross_k]),
-                    torch.cat([x.cross_v, y.cross_v]),
-                )
-                for x, y in zip(self.cache, new)
-            ]
-
-    def step(self, model: Transformer, memory: Tensor, kpm_all: Tensor, budgets: list[int], t: int) -> None:
-        """One greedy step of the rows of their own (``kpm_all [B, S]``: every sentence's source pad,
-        True = pad; ``memory``: unused, its projections are in the cache)."""
-        assert self.cache is not None
-        device = kpm_all.device
-        eos = model.config.eos_id
-        last = torch.tensor(self.side_tok, device=device)[:, None]
-        out = model.decode(last, memory, kpm_all[self.side], cache=self.cache)
-        cand = _step_scores(model, out.logits, torch.tensor(self.side_lp, device=device))
+    def step(self, cand: Tensor, eos: int, budgets: list[int], t: int) -> list[int]:
+        """One greedy step of the rows of their own from their scores ``cand [N_side, V]``; returns
+        the indices of the rows that go on (the others have their result)."""
         tok = cand.argmax(-1)  # the first of equal maxima: top_candidates' order
         toks, lps = tok.tolist(), cand.gather(1, tok[:, None])[:, 0].tolist()
         keep = [j for j, i in enumerate(self.side) if self.extend(i, toks[j], lps[j], eos, t + 1 >= budgets[i])]
-        if len(keep) == len(self.side):  # every row goes on: the step's cache as it is (no copy)
-            self.cache = out.cache
-        elif keep:
-            index = torch.tensor(keep, device=device, dtype=torch.long)
-            self.cache = [lc.select(index) for lc in out.cache]
-        else:
-            self.cache = None
         self.side = [self.side[j] for j in keep]
         self.side_lp = [lps[j] for j in keep]
         self.side_tok = [toks[j] for j in keep]
+        return keep
 
 
 def beam_hypotheses(
@@ -165,27 +129,27 @@ def beam_hypotheses(
     greedy = _Greedy(len(sources), alpha) if keep_greedy and beam > 1 else None
     with torch.inference_mode():
         memory, cache = encode_grouped(model, src, kpm_src)
-        kpm = sent_kpm = kpm_src  # [rows or B_active, S]: the source pad (True = pad) the decoder gets; per sentence
-        # per layer the active sentences' cross-attention keys and values [B_active, H, S, d_head], one copy each
-        sent_cross = None if cache is None else [(lc.cross_k, lc.cross_v) for lc in cache]
+        # per layer the cross-attention keys and values [B_active + N_side, H, S, d_head] of the active
+        # sentences (one copy each), then of the greedy rows of their own; kpm_all: their source pad (True = pad)
+        cross_all = None if cache is None else [(lc.cross_k, lc.cross_v) for lc in cache]
+        kpm = kpm_all = kpm_src  # kpm: what the decoder gets (per source of the step's cross keys)
         last = torch.full((len(active), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(active), device=device)
+        n_rows = [1] * len(active)
         for t in range(max(budgets)):
             if should_stop is not None:
                 should_stop()
-            if greedy is not None and greedy.cache is not None:
-                greedy.step(model, memory, kpm_src, budgets, t)
-            if not active:
-                if greedy is None or greedy.cache is None:
-                    break
-                continue
+            n_side = 0 if greedy is None else len(greedy.side)
+            if not active and not n_side:
+                break
             out = model.decode(last, memory, kpm, cache=cache)  # memory: read at the first step only
-            if sent_cross is None:  # the first step projected them (one row per sentence)
-                sent_cross = [(lc.cross_k, lc.cross_v) for lc in out.cache]
-            cand = _step_scores(model, out.logits, logps)
+            if cross_all is None:  # the first step projected them (one row per sentence)
+                cross_all = [(lc.cross_k, lc.cross_v) for lc in out.cache]
+            cand = _step_scores(model, out.logits, logps)  # beam rows, then the greedy rows of their own
+            n_beam = sum(n_rows)
+            keep_side = [] if greedy is None or not n_side else greedy.step(cand[n_beam:], c.eos_id, budgets, t)
             v = cand.size(1)
-            n_rows = [len(seqs[i]) for i in active]
-            ranked = _ranked_candidates(cand, n_rows, n_cand)
+            ranked = _ranked_candidates(cand[:n_beam], n_rows, n_cand) if active else []
             g_rows = [] if greedy is None else [(a, i) for a, i in enumerate(active) if greedy.row[i] is not None]
             g_start = [0, *accumulate(n_rows)]
             if g_rows:  # the greedy prefixes still in the beam: their rows' best continuation
@@ -240,26 +204,34 @@ def beam_hypotheses(
                 parents += new_par
                 next_last += [s[-1] for s in new_seqs]
                 next_lp += new_lp
+            # the next step's rows: the beam's, then the greedy rows of their own that go on, then the new ones
+            pending = [] if greedy is None else greedy.pending
+            side_rows = [n_beam + j for j in keep_side] + [row for row, _ in pending]
+            if not next_active and not side_rows:
+                break
+            n_src = len(active)
+            if next_active != active or len(keep_side) != n_side or pending:  # the sources changed: one gather
+                src_index = torch.tensor(keep_src + [n_src + j for j in keep_side] + [a for _, a in pending], device=device)
+                cross_all = [(k[src_index], v_[src_index]) for k, v_ in cross_all]
+                kpm_all = kpm_all[src_index]
             if greedy is not None:
-                greedy.join(out.cache, sent_cross)
-            if not next_active:
-                active = []
-                continue
-            index = torch.tensor(parents, device=device)
-            if next_active != active:
-                src_index = torch.tensor(keep_src, device=device)
-                sent_kpm = sent_kpm[src_index]
-                sent_cross = [(k[src_index], v[src_index]) for k, v in sent_cross]
-            counts = [len(seqs[i]) for i in next_active]
-            cross, kpm = sent_cross, sent_kpm
-            if len(set(counts)) > 1:  # rows per sentence differ: the keys copied per row for this step
-                row_src = torch.repeat_interleave(torch.arange(len(counts), device=device), torch.tensor(counts, device=device))
-                cross = [(k[row_src], v[row_src]) for k, v in sent_cross]
-                kpm = sent_kpm[row_src]
-            cache = [lc.reorder(index, k, v) for lc, (k, v) in zip(out.cache, cross)]
+                greedy.pending = []
             active = next_active
-            last = torch.tensor(next_last, device=device)[:, None]
-            logps = torch.tensor(next_lp, device=device)
+            n_rows = [len(seqs[i]) for i in active]
+            cross, kpm, shared = cross_all, kpm_all, None
+            if len(set(n_rows)) > 1:  # rows per sentence differ: the keys copied per row for this step
+                counts = torch.tensor(n_rows + [1] * len(side_rows), device=device)
+                row_src = torch.repeat_interleave(torch.arange(len(counts), device=device), counts)
+                cross = [(k[row_src], v_[row_src]) for k, v_ in cross_all]
+                kpm = kpm_all[row_src]
+            elif active and side_rows and n_rows[0] > 1:  # r rows per sentence, then one per greedy row
+                shared = (len(active), n_rows[0])
+            index = torch.tensor(parents + side_rows, device=device)
+            cache = [lc.reorder(index, k, v_, shared) for lc, (k, v_) in zip(out.cache, cross)]
+            side_tok = [] if greedy is None else greedy.side_tok
+            side_lp = [] if greedy is None else greedy.side_lp
+            last = torch.tensor(next_last + side_tok, device=device)[:, None]
+            logps = torch.tensor(next_lp + side_lp, device=device)
     best = []
     for i, (fin, trunc) in enumerate(zip(finished, truncated)):
         g = greedy.result[i] if greedy is not None else None

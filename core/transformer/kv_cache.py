@@ -38,6 +38,9 @@ class LayerCache:
     cross_k, cross_v: ``[B, H, S, d_head]`` projections of the encoder memory (computed once), or
     ``[B_src, H, S, d_head]`` shared by ``r = B / B_src`` consecutive rows each (a batched beam's
     hypotheses of one sentence; see :meth:`core.transformer.layers.DecoderLayer.cross_attention`).
+    shared: ``(n, r)`` when only the first ``n`` sources are shared, by ``r`` consecutive rows each,
+    and every later row has a source of its own (a batched beam with greedy rows after its
+    hypotheses); None otherwise. Kept by :meth:`append`; the other methods give None.
     """
 
     self_k: Tensor
@@ -45,6 +48,7 @@ class LayerCache:
     cross_k: Tensor
     cross_v: Tensor
     _storage: _Storage | None = field(default=None, repr=False, compare=False)
+    shared: tuple[int, int] | None = None
 
     def append(self, k_new: Tensor, v_new: Tensor) -> LayerCache:
         """This cache followed by ``k_new, v_new [B, H, n, d_head]``: a new cache covering
@@ -65,7 +69,8 @@ class LayerCache:
         ):
             # gradients: a write into storage that earlier steps' views came from would invalidate them
             # for backward; a batch, dtype or device change: concatenation's own error or promotion
-            return LayerCache(torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2), self.cross_k, self.cross_v)
+            k, v = torch.cat([self.self_k, k_new], 2), torch.cat([self.self_v, v_new], 2)
+            return LayerCache(k, v, self.cross_k, self.cross_v, shared=self.shared)
         st = self._storage
         if (
             st is None
@@ -82,21 +87,22 @@ class LayerCache:
         st.k.narrow(2, t, n).copy_(k_new)  # (narrow: the slice [:, :, t : t + n] in one call)
         st.v.narrow(2, t, n).copy_(v_new)
         st.filled = t + n
-        return LayerCache(st.k.narrow(2, 0, t + n), st.v.narrow(2, 0, t + n), self.cross_k, self.cross_v, st)
+        return LayerCache(st.k.narrow(2, 0, t + n), st.v.narrow(2, 0, t + n), self.cross_k, self.cross_v, st, self.shared)
 
     def truncate(self, t: int) -> LayerCache:
         """The cache as it was after ``t`` target positions (used to step back)."""
         return LayerCache(self.self_k[:, :, :t], self.self_v[:, :, :t], self.cross_k, self.cross_v, self._storage)
 
-    def reorder(self, index: Tensor, cross_k: Tensor, cross_v: Tensor) -> LayerCache:
+    def reorder(self, index: Tensor, cross_k: Tensor, cross_v: Tensor, shared: tuple[int, int] | None = None) -> LayerCache:
         """Self-attention rows reordered/selected by ``index [B']`` (beam parents), with the given
-        cross-attention keys and values. One gather of the whole storage (capacity included), so the
-        next :meth:`append` writes in place instead of copying the t positions again."""
+        cross-attention keys and values (``shared``: as the field). One gather of the whole storage
+        (capacity included), so the next :meth:`append` writes in place instead of copying the t
+        positions again."""
         st, t = self._storage, self.self_k.size(2)
         if st is None or st.filled != t:
-            return LayerCache(self.self_k[index], self.self_v[index], cross_k, cross_v)
+            return LayerCache(self.self_k[index], self.self_v[index], cross_k, cross_v, shared=shared)
         new = _Storage(st.k.index_select(0, index), st.v.index_select(0, index), t)
-        return LayerCache(new.k.narrow(2, 0, t), new.v.narrow(2, 0, t), cross_k, cross_v, new)
+        return LayerCache(new.k.narrow(2, 0, t), new.v.narrow(2, 0, t), cross_k, cross_v, new, shared)
 
     def select(self, index: Tensor) -> LayerCache:
         """Reorder/select batch rows (beam search): ``index [B']`` -> cache with B' rows (new tensors)."""

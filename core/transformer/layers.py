@@ -218,13 +218,19 @@ class DecoderLayer(nn.Module):
             self.norm2,
             drop,
             pre,
-            lambda h: self.cross_attention(h, ck, cv, cross_mask, need_weights),
+            lambda h: self.cross_attention(h, ck, cv, cross_mask, need_weights, new_cache.shared),
         )
         x, _ = residual(x, self.norm3, drop, pre, lambda h: (self.ff(h), None))
         return x, w_self, w_cross, new_cache
 
     def cross_attention(
-        self, h: Tensor, cross_k: Tensor, cross_v: Tensor, cross_mask: Tensor | None, need_weights: bool = False
+        self,
+        h: Tensor,
+        cross_k: Tensor,
+        cross_v: Tensor,
+        cross_mask: Tensor | None,
+        need_weights: bool = False,
+        shared: tuple[int, int] | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Cross-attention of ``h [B, T_new, D]`` to the memory's keys and values ``[B_src, H, S, d_head]``
         (``cross_mask [B_src, 1, 1, S]``, True = source pad key). ``B_src`` is ``B`` or, for one new
@@ -234,8 +240,19 @@ class DecoderLayer(nn.Module):
         and values are neither copied per row nor read once per row. Returns ``(out [B, T_new, D],
         weights [B, H, T_new, S] | None)``, the same values as with the keys repeated per row.
 
+        ``shared=(n, r)``: only the first ``n`` sources are shared, by the first ``n · r`` rows (r each),
+        and each later row has a source of its own (a batched beam's hypotheses, then its greedy rows):
+        both parts attend as above, in one call of the projections.
+
         Raises:
             ValueError: ``B`` is not ``B_src`` and not a multiple of it with ``T_new == 1``."""
+        if shared is not None and 0 < shared[0] < cross_k.size(0):
+            n, rows = shared[0], shared[0] * shared[1]
+            mask_a, mask_b = (None, None) if cross_mask is None else (cross_mask[:n], cross_mask[n:])
+            out_a, w_a = self.cross_attention(h[:rows], cross_k[:n], cross_v[:n], mask_a, need_weights)
+            out_b, w_b = self.cross_attention(h[rows:], cross_k[n:], cross_v[n:], mask_b, need_weights)
+            w = None if w_a is None or w_b is None else torch.cat([w_a, w_b])
+            return torch.cat([out_a, out_b]), w
         q = self.cross_attn.project_q(h)  # [B, H, T_new, d_head]
         b, n_heads, t_new, d_head = q.shape
         b_src = cross_k.size(0)

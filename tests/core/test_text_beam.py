@@ -73,6 +73,30 @@ def test_cross_attention_shared_by_grouped_rows_equals_keys_copied_per_row():
         layer.cross_attention(torch.randn(b_src * r + 1, 1, 32), k, v, mask)
 
 
+def test_cross_attention_with_shared_sentences_then_rows_of_their_own_equals_keys_copied_per_row():
+    """A batched beam's hypotheses (r rows per sentence, keys shared) followed by greedy rows with a
+    source each, in one call (``shared=(n, r)``): the values of the keys copied per row."""
+    torch.manual_seed(6)
+    layer = DecoderLayer(tiny_config()).eval()
+    n, r, n_own, s_len = 3, 2, 2, 6
+    memory = torch.randn(n + n_own, s_len, 32)
+    mask = torch.zeros(n + n_own, 1, 1, s_len, dtype=torch.bool)
+    mask[1, ..., 4:] = True  # True = pad key
+    mask[n + 1, ..., 3:] = True
+    h = torch.randn(n * r + n_own, 1, 32)
+    with torch.inference_mode():
+        k, v = layer.cross_attn.project_kv(memory)
+        rows = torch.cat([torch.arange(n).repeat_interleave(r), torch.arange(n, n + n_own)])
+        out, w = layer.cross_attention(h, k, v, mask, need_weights=True, shared=(n, r))
+        want, w_want = layer.cross_attention(h, k[rows], v[rows], mask[rows], need_weights=True)
+        fast, _ = layer.cross_attention(h, k, v, mask, shared=(n, r))
+    assert out.shape == (n * r + n_own, 1, 32) and w is not None and w.shape == (n * r + n_own, 4, 1, s_len)
+    torch.testing.assert_close(out, want, rtol=0, atol=1e-6)
+    torch.testing.assert_close(fast, want, rtol=0, atol=1e-6)
+    torch.testing.assert_close(w, w_want, rtol=0, atol=1e-7)
+    assert float(w[n * r + 1, ..., 3:].abs().sum()) == 0.0  # the second own row's pad keys: exact zeros
+
+
 def test_reorder_gathers_the_rows_and_appends_in_place():
     torch.manual_seed(2)
     cache = LayerCache(torch.zeros(3, 2, 0, 4), torch.zeros(3, 2, 0, 4), torch.randn(3, 2, 5, 4), torch.randn(3, 2, 5, 4))
