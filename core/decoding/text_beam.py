@@ -212,7 +212,7 @@ def beam_hypotheses(
             n_src = len(active)
             if next_active != active or len(keep_side) != n_side or pending:  # the sources changed: one gather
                 src_index = torch.tensor(keep_src + [n_src + j for j in keep_side] + [a for _, a in pending], device=device)
-                cross_all = [(k[src_index], v_[src_index]) for k, v_ in cross_all]
+                cross_all = [(k.index_select(0, src_index), v_.index_select(0, src_index)) for k, v_ in cross_all]
                 kpm_all = kpm_all[src_index]
             if greedy is not None:
                 greedy.pending = []
@@ -222,7 +222,7 @@ def beam_hypotheses(
             if len(set(n_rows)) > 1:  # rows per sentence differ: the keys copied per row for this step
                 counts = torch.tensor(n_rows + [1] * len(side_rows), device=device)
                 row_src = torch.repeat_interleave(torch.arange(len(counts), device=device), counts)
-                cross = [(k[row_src], v_[row_src]) for k, v_ in cross_all]
+                cross = [(k.index_select(0, row_src), v_.index_select(0, row_src)) for k, v_ in cross_all]
                 kpm = kpm_all[row_src]
             elif active and side_rows and n_rows[0] > 1:  # r rows per sentence, then one per greedy row
                 shared = (len(active), n_rows[0])
