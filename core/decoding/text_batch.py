@@ -121,10 +121,14 @@ def greedy_hypotheses(
             memory, kpm, cache = encoded
         last = torch.full((len(rows), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(rows), device=device)
+        buffer: Tensor | None = None
         for t in range(max(budgets)):
             if should_stop is not None:
                 should_stop()
-            out = model.decode(last, memory, kpm, cache=cache)  # memory: read at the first step only
+            # memory: read at the first step only; the logits written into one buffer, reused step by step
+            out = model.decode(last, memory, kpm, cache=cache, logits_buffer=buffer)
+            if buffer is None:
+                buffer = out.logits.new_empty(len(sources), out.logits.size(-1))
             cache = out.cache
             cand = _step_scores(model, out.logits, logps)
             tok = cand.argmax(-1)  # the first of equal maxima: top_candidates' order

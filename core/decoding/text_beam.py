@@ -136,13 +136,17 @@ def beam_hypotheses(
         last = torch.full((len(active), 1), _start_id(c), dtype=torch.long, device=device)
         logps = torch.zeros(len(active), device=device)
         n_rows = [1] * len(active)
+        buffer: Tensor | None = None
         for t in range(max(budgets)):
             if should_stop is not None:
                 should_stop()
             n_side = 0 if greedy is None else len(greedy.side)
             if not active and not n_side:
                 break
-            out = model.decode(last, memory, kpm, cache=cache)  # memory: read at the first step only
+            # memory: read at the first step only; the logits written into one buffer, reused step by step
+            out = model.decode(last, memory, kpm, cache=cache, logits_buffer=buffer)
+            if buffer is None:  # rows at most: k per sentence and a greedy row of its own each
+                buffer = out.logits.new_empty(len(sources) * (beam + 1), out.logits.size(-1))
             if cross_all is None:  # the first step projected them (one row per sentence)
                 cross_all = [(lc.cross_k, lc.cross_v) for lc in out.cache]
             cand = _step_scores(model, out.logits, logps)  # beam rows, then the greedy rows of their own

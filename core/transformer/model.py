@@ -150,6 +150,7 @@ class Transformer(nn.Module):
         need_weights: bool = False,
         cache: list[LayerCache] | None = None,
         causal: bool = True,
+        logits_buffer: Tensor | None = None,
     ) -> DecoderOutput:
         """Run the decoder stack on target positions and return raw logits.
 
@@ -165,6 +166,10 @@ class Transformer(nn.Module):
             cache: per-layer keys/values of the first ``t0`` positions (incremental decoding).
             causal: apply the causal mask (§3.2.3). ``False`` lets every position see the whole
                 target, future included: only for the "why the mask exists" demonstration.
+            logits_buffer: ``[N, V]`` with ``N ≥ B · T_new``, or None: memory the logits may be written
+                into (its first rows; see :func:`~core.transformer.vocab_projection.project_vocab`),
+                so that a decoding loop reuses one buffer instead of a new ``[B, T_new, V]`` tensor
+                per step. The returned logits are then overwritten by the next call given it.
         Returns:
             :class:`DecoderOutput` with logits ``[B, T_new, V]``.
         """
@@ -192,7 +197,7 @@ class Transformer(nn.Module):
         if self.decoder_norm is not None:
             x = self.decoder_norm(x)
         # (in vocabulary blocks for many rows, the bias added block by block: the same values)
-        logits = project_vocab(self.generator, x, self.final_logits_bias)
+        logits = project_vocab(self.generator, x, self.final_logits_bias, logits_buffer)
         return DecoderOutput(logits, self_w, cross_w, new_cache, self_mask, c_mask)
 
     def forward(self, src: Tensor, tgt: Tensor) -> Tensor:

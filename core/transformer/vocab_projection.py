@@ -21,7 +21,7 @@ MIN_ROWS = 2
 MIN_ROWS_COLUMN_MAJOR = 4
 
 
-def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None) -> Tensor:
+def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None, buffer: Tensor | None = None) -> Tensor:
     """``generator(x) + bias`` for ``x [..., D]`` → logits ``[..., V]`` (``bias [V]`` or None: Marian's
     ``final_logits_bias``), computed in blocks of :data:`BLOCK` vocabulary entries when no gradient is
     wanted, ``generator`` is a plain bias-free ``nn.Linear`` of x's dtype, x has at least
@@ -29,7 +29,12 @@ def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None) -
     several blocks; else one call. Each block's product is written
     straight into its columns of the result and gets its bias while it is still in cache. Same values
     either way (the bias added after the product, in place when no gradient is wanted and the dtypes
-    match, else out of place: a bf16 product is then promoted to the bias's float32)."""
+    match, else out of place: a bf16 product is then promoted to the bias's float32).
+
+    ``buffer [N, V]`` (N ≥ the rows of x, contiguous, x's dtype and device), or None: the blocks are
+    written into its first rows instead of a new tensor (a decoding loop reuses one buffer: at 65,001
+    pieces a new tensor above 32 MiB is mapped afresh by the C allocator at every step, page by page).
+    Ignored where one call is made."""
     w = generator._parameters.get("weight") if isinstance(generator, nn.Linear) else None
     rows = x.numel() // max(1, x.size(-1))
     if (
@@ -45,7 +50,16 @@ def project_vocab(generator: nn.Module, x: Tensor, bias: Tensor | None = None) -
     x2 = x.reshape(rows, x.size(-1))
     wt = w.t()  # [D, V] (a view; contiguous when the weight is stored column-major)
     v = w.size(0)
-    out = x2.new_empty(rows, v)
+    usable = (
+        buffer is not None
+        and buffer.dim() == 2
+        and buffer.size(0) >= rows
+        and buffer.size(1) == v
+        and buffer.is_contiguous()
+        and buffer.dtype == x.dtype
+        and buffer.device == x.device
+    )
+    out = buffer[:rows] if usable else x2.new_empty(rows, v)
     in_block = bias is not None and bias.dtype == out.dtype
     for s in range(0, v, BLOCK):
         e = min(v, s + BLOCK)

@@ -50,6 +50,23 @@ def test_vocabulary_blocks_at_opus_width_with_a_column_major_weight_and_few_rows
             assert torch.equal(project_vocab(gen, x), torch.nn.functional.linear(x, weight))
 
 
+def test_vocabulary_blocks_written_into_a_buffer_give_the_same_logits_in_its_first_rows():
+    torch.manual_seed(7)
+    gen = nn.Linear(64, 3 * BLOCK + 123, bias=False)
+    bias = torch.randn(3 * BLOCK + 123)
+    x = torch.randn(5, 1, 64)
+    buffer = torch.full((9, 3 * BLOCK + 123), float("nan"))
+    with torch.inference_mode():
+        got = project_vocab(gen, x, bias, buffer)
+        want = gen(x) + bias
+        one = project_vocab(gen, x[:1], bias, buffer)  # one call: the buffer is not used
+        want_one = gen(x[:1]) + bias
+    assert got.shape == (5, 1, 3 * BLOCK + 123) and got.data_ptr() == buffer.data_ptr()
+    assert torch.equal(got, want) and torch.equal(buffer[:5], want[:, 0])
+    assert one.data_ptr() != buffer.data_ptr() and torch.equal(one, want_one)
+    assert bool(buffer[5:].isnan().all())  # rows past x's: untouched
+
+
 def test_cross_attention_shared_by_grouped_rows_equals_keys_copied_per_row():
     torch.manual_seed(1)
     layer = DecoderLayer(tiny_config()).eval()
