@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--heldout", nargs="*", default=["runs/data/tatoeba-ho"], help="PREFIXes of .ko/.en held-out pairs (none to skip)"
     )
-    add_option_arguments(p)
+    add_option_arguments(p, hold_general=False)
     p.add_argument("--replay-set", default=None, help="adapt with this replay.tsv instead of the checkpoint's")
     p.add_argument(
         "--threads", type=int, default=1, help="torch threads (default 1: on a shared CPU more threads wait on each other)"

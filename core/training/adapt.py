@@ -182,6 +182,7 @@ def adapt(
     if replay and opts.replay_own:
         from core.evaluation.evaluate import translate_corpus
 
+        log.info("translating the %d replay sources with the model: its own translations are their targets", len(replay))
         own = translate_corpus(ckpt, [ko for ko, _ in replay])
         replay = [(ko, en) for (ko, _), en in zip(replay, own) if en.strip()]
     general = encode_pairs(replay, ckpt.src_tokenizer, ckpt.tgt_tokenizer, c.max_len, c.eos_id, c.bos_id)

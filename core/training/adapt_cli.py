@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from core.locations import user_models_dir
@@ -29,24 +28,29 @@ def add_arguments(p) -> None:
     p.add_argument("--force", action="store_true", help="replace --out when it is an existing checkpoint folder")
 
 
-def add_option_arguments(p) -> None:
+def _flag(key: str, value) -> str:
+    name = key.replace("_", "-")
+    return f"--{'' if value else 'no-'}{name}" if isinstance(value, bool) else f"--{name} {value:g}"
+
+
+def add_option_arguments(p, hold_general: bool = True) -> None:
     """The arguments that make an :class:`AdaptOptions` (read back by :func:`options_from_args`);
-    shared by ``python -m core adapt`` and ``python -m bench.adapt``."""
+    shared by ``python -m core adapt`` (``hold_general`` True: the recipe of :data:`HOLD_GENERAL`
+    unless ``--no-hold-general``) and ``python -m bench.adapt`` (False: the options as given). The
+    recipe's options given on the command line keep the value given."""
     d = AdaptOptions()
+    recipe = " ".join(_flag(k, v) for k, v in HOLD_GENERAL.items())
     p.add_argument(
         "--hold-general",
-        action="store_true",
-        help="the recipe that keeps general translations (the Adapt tab's default): "
-        + " ".join(
-            f"--{k.replace('_', '-')} {v}" if not isinstance(v, bool) else f"--{'' if v else 'no-'}{k.replace('_', '-')}"
-            for k, v in HOLD_GENERAL.items()
-        )
-        + f", at most {HOLD_STEPS} updates (--steps); it overrides those options",
+        action=argparse.BooleanOptionalAction,
+        default=hold_general,
+        help=f"the recipe that keeps general translations, as the Adapt tab's default: {recipe}, at most "
+        f"{HOLD_STEPS} updates, for each of those options not given (default: {'on' if hold_general else 'off'})",
     )
     p.add_argument(
         "--steps", type=int, default=None, help=f"updates, 1 to {MAX_STEPS} (default {d.steps}; {HOLD_STEPS} with --hold-general)"
     )
-    p.add_argument("--lr-scale", type=float, default=d.lr_scale, help=f"schedule scale (default {d.lr_scale})")
+    p.add_argument("--lr-scale", type=float, default=None, help=f"schedule scale (default {d.lr_scale})")
     p.add_argument("--warmup", type=int, default=d.warmup, help=f"warm-up updates (default {d.warmup})")
     p.add_argument(
         "--replay",
@@ -57,15 +61,20 @@ def add_option_arguments(p) -> None:
     p.add_argument(
         "--base-weight",
         type=float,
-        default=d.base_weight,
+        default=None,
         help="mix the base back in: weights = (1 - w) adapted + w base (default 0)",
     )
     p.add_argument("--freeze-embeddings", action="store_true", help="keep the token embeddings and output projection")
-    p.add_argument("--replay-own", action="store_true", help="replay the checkpoint's own translations of the replay sources")
+    p.add_argument(
+        "--replay-own",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="replay the checkpoint's own translations of the replay sources (default off)",
+    )
     p.add_argument(
         "--distill",
         type=float,
-        default=d.distill,
+        default=None,
         help=f"weight of a KL term to the base model's token distributions on the replay pairs (default {d.distill:g} = off)",
     )
     p.add_argument(
@@ -79,8 +88,8 @@ def add_option_arguments(p) -> None:
     p.add_argument(
         "--stop-when-learned",
         action=argparse.BooleanOptionalAction,
-        default=d.stop_when_learned,
-        help="stop as soon as every pair comes out within one word of its reference (checked every 5 updates)",
+        default=None,
+        help="stop as soon as every pair comes out within one word of its reference (checked every 5 updates; default off)",
     )
     p.add_argument(
         "--moments",
@@ -92,7 +101,7 @@ def add_option_arguments(p) -> None:
     p.add_argument(
         "--dropout",
         action=argparse.BooleanOptionalAction,
-        default=d.dropout,
+        default=None,
         help="train with the model's dropout (default); --no-dropout trains the model as it translates",
     )
     p.add_argument("--moments-exp-avg", action="store_true", help="with --moments: continue the first moment too")
@@ -101,29 +110,36 @@ def add_option_arguments(p) -> None:
 
 def options_from_args(args) -> AdaptOptions:
     """The :class:`AdaptOptions` of arguments added by :func:`add_option_arguments` (``threads``
-    from ``args.threads`` when present; ``--hold-general`` replaces the options of :data:`HOLD_GENERAL`)."""
-    hold = getattr(args, "hold_general", False)
-    steps = args.steps if args.steps is not None else (HOLD_STEPS if hold else AdaptOptions().steps)
-    opts = AdaptOptions(
-        steps=steps,
+    from ``args.threads`` when present). Each option of :data:`HOLD_GENERAL` not given takes the
+    recipe's value with ``--hold-general``, else its plain default."""
+    hold = bool(getattr(args, "hold_general", False))
+    plain = AdaptOptions()
+
+    def pick(key: str):
+        given = getattr(args, key)
+        if given is not None:
+            return given
+        return HOLD_GENERAL[key] if hold and key in HOLD_GENERAL else getattr(plain, key)
+
+    return AdaptOptions(
+        steps=args.steps if args.steps is not None else (HOLD_STEPS if hold else plain.steps),
         warmup=args.warmup,
-        lr_scale=args.lr_scale,
+        lr_scale=pick("lr_scale"),
         replay=args.replay,
         seed=args.seed,
         threads=getattr(args, "threads", 0),
-        base_weight=args.base_weight,
+        base_weight=pick("base_weight"),
         train_embeddings=not args.freeze_embeddings,
-        replay_own=args.replay_own,
-        distill=args.distill,
+        replay_own=pick("replay_own"),
+        distill=pick("distill"),
         low_rank=args.low_rank,
         low_rank_modules=args.low_rank_modules,
         train_only=args.train_only,
-        stop_when_learned=args.stop_when_learned,
+        stop_when_learned=pick("stop_when_learned"),
         moments=args.moments,
         moments_exp_avg=args.moments_exp_avg,
-        dropout=args.dropout,
+        dropout=pick("dropout"),
     )
-    return replace(opts, **HOLD_GENERAL) if hold else opts
 
 
 def run_from_args(args) -> int:
@@ -137,5 +153,12 @@ def run_from_args(args) -> int:
             print(f"update {done}/{total}: loss {loss:.3f} nats/token", file=sys.stderr, flush=True)
 
     r = adapt(args.checkpoint, pairs, out, args.name, opts, source=Path(args.pairs).name, progress=progress, force=args.force)
-    print(f"adapted {Path(args.checkpoint).name} on {len(pairs)} pairs in {r.steps} updates ({r.seconds:.0f} s): {r.path}")
+    early = (
+        f" (stopped early: every pair within one word of its reference after {r.steps} of {opts.steps})"
+        if r.steps < opts.steps
+        else ""
+    )
+    print(f"adapted {Path(args.checkpoint).name} on {len(pairs)} pairs in {r.steps} updates{early} ({r.seconds:.0f} s): {r.path}")
+    use = args.name if args.out is None else str(r.path)
+    print(f'translate with it: python -m core translate --checkpoint {use} "…"', file=sys.stderr)
     return 0

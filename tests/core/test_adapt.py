@@ -137,6 +137,8 @@ def test_without_dropout_the_updates_do_not_depend_on_the_dropout_seed(tmp_path,
 
 
 def test_hold_general_on_the_command_line_is_the_tabs_recipe():
+    """``python -m core adapt`` holds general translations unless told not to; an option given keeps
+    its value; the benchmark's parser (``hold_general=False``) takes the options as given."""
     import argparse
 
     from core.training.adapt_cli import add_option_arguments, options_from_args
@@ -144,9 +146,16 @@ def test_hold_general_on_the_command_line_is_the_tabs_recipe():
 
     p = argparse.ArgumentParser()
     add_option_arguments(p)
-    held = options_from_args(p.parse_args(["--hold-general", "--seed", "4"]))
+    held = options_from_args(p.parse_args(["--seed", "4"]))
     assert held.steps == HOLD_STEPS and held.seed == 4
     assert {k: getattr(held, k) for k in HOLD_GENERAL} == HOLD_GENERAL and held.dropout is False
-    assert options_from_args(p.parse_args(["--hold-general", "--steps", "7"])).steps == 7
-    plain = options_from_args(p.parse_args([]))
-    assert plain == AdaptOptions()
+    assert options_from_args(p.parse_args(["--steps", "7"])).steps == 7
+    mine = options_from_args(p.parse_args(["--lr-scale", "0.05", "--dropout"]))
+    assert mine.lr_scale == 0.05 and mine.dropout is True and mine.replay_own and mine.stop_when_learned
+    assert options_from_args(p.parse_args(["--no-hold-general"])) == AdaptOptions()
+    bench = argparse.ArgumentParser()
+    add_option_arguments(bench, hold_general=False)
+    assert options_from_args(bench.parse_args([])) == AdaptOptions()
+    assert options_from_args(bench.parse_args(["--hold-general"])) == held.__class__(
+        **{**AdaptOptions().__dict__, **HOLD_GENERAL, "steps": HOLD_STEPS}
+    )
