@@ -2,7 +2,7 @@
 written beforehand, and held-out Tatoeba chrF before and after.
 
 Adapts ``--checkpoint`` on ``tests/fixtures/adapt_pairs.tsv`` with the default
-:class:`AdaptOptions` (``python -m core adapt`` does the same), then translates greedily with the
+:class:`AdaptOptions` and the options given (``--hold-general`` for the recipe ``python -m core adapt`` uses by default), then translates greedily with the
 model before and after: the 20 adapted sources (how many come out as the reference exactly, and
 within one word: a word-level edit distance ≤ 1 after lower-casing and dropping punctuation), the
 20 paraphrases of ``tests/fixtures/adapt_paraphrases.tsv`` (sacreBLEU chrF against their
