@@ -2,12 +2,13 @@
 written beforehand, and held-out Tatoeba chrF before and after.
 
 Adapts ``--checkpoint`` on ``tests/fixtures/adapt_pairs.tsv`` with the default
-:class:`AdaptOptions` and the options given (``--hold-general`` for the recipe ``python -m core adapt`` uses by default), then translates greedily with the
-model before and after: the 20 adapted sources (how many come out as the reference exactly, and
-within one word: a word-level edit distance ≤ 1 after lower-casing and dropping punctuation), the
-20 paraphrases of ``tests/fixtures/adapt_paraphrases.tsv`` (sacreBLEU chrF against their
-references, and how many are within one word) and each ``--heldout PREFIX`` (.ko/.en; chrF). Targets:
-adapting under 180 s; every pair within one word; chrF on the held-out set down by at most 0.5.
+:class:`AdaptOptions` and the options given (``--hold-general`` for the recipe that
+``python -m core adapt`` uses by default), then translates greedily with the model before and
+after: the 20 adapted sources (how many come out as the reference exactly, and within one word: a
+word-level edit distance ≤ 1 after lower-casing and dropping punctuation), the 20 paraphrases of
+``tests/fixtures/adapt_paraphrases.tsv`` (sacreBLEU chrF against their references, and how many are
+within one word) and each ``--heldout PREFIX`` (.ko/.en; chrF). Targets: adapting under 180 s;
+every pair within one word; chrF on the held-out set down by at most 0.5.
 
     python -m bench.adapt [--checkpoint checkpoints/ko-en-nc] [--heldout runs/data/tatoeba-ho [PREFIX …]] [--steps N]
         [--threads 1] [--pairs TSV] [--replay-set FILE] [adapting options of python -m core adapt]
