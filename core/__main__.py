@@ -47,7 +47,8 @@ def _translate(args) -> int:
     if text_only(args, strategy):
         return _translate_text_only(ckpt, texts, strategy, args)
     status = 0
-    for text in texts:
+    for n, text in enumerate(texts, 1):
+        where = f"line {n}: " if args.text == "-" else ""  # stdin: say which line a notice is about
         if args.text == "-" and not text.strip():
             print("", flush=True)  # a blank line stays a blank line (keeps outputs aligned)
             continue
@@ -68,10 +69,10 @@ def _translate(args) -> int:
                 else cli_heads.add_heads(r, args, r.translation)
             )
             if r.notice:
-                print(f"notice: {r.notice}", file=sys.stderr)
+                print(f"{where}notice: {r.notice}", file=sys.stderr)
             if r.low_confidence:
                 print(
-                    f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
+                    f"{where}notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
                     f"{LOW_CONFIDENCE_NATS}); check this translation",
                     file=sys.stderr,
                 )
@@ -81,7 +82,7 @@ def _translate(args) -> int:
                     file=sys.stderr,
                 )
         except (StudioError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"{where}error: {exc}", file=sys.stderr)
             status = 2
             if args.text != "-":
                 return status
@@ -107,22 +108,23 @@ def text_only(args, strategy) -> bool:
 def _translate_text_only(ckpt, texts: list[str], strategy, args) -> int:
     """The text-only fast path of ``translate -``: length-sorted batches of ``--batch-size`` sentences
     (and ``--max-tokens`` padded source positions), no attention maps; one output line per input
-    line, in input order; the same notices on stderr as one sentence at a time. Exit status 2 when
+    line, in input order; the same notices on stderr as one sentence at a time, each after
+    ``line N:``. Exit status 2 when
     a line could not be translated (its output line is empty)."""
     from core.decoding.confidence import LOW_CONFIDENCE_NATS
     from core.decoding.text_batch import translate_texts
 
     results = translate_texts(ckpt, texts, strategy, args.batch_size, args.max_tokens)
     status = 0
-    for r in results:
+    for n, r in enumerate(results, 1):  # each notice names its input line (stdout may go to a file)
         if r.error:
-            print(f"error: {r.error}", file=sys.stderr)
+            print(f"line {n}: error: {r.error}", file=sys.stderr)
             status = 2
         if r.notice:
-            print(f"notice: {r.notice}", file=sys.stderr)
+            print(f"line {n}: notice: {r.notice}", file=sys.stderr)
         if r.low_confidence:
             print(
-                f"notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
+                f"line {n}: notice: low confidence: mean log P {r.confidence:.2f} nats/token (flagged below "
                 f"{LOW_CONFIDENCE_NATS}); check this translation",
                 file=sys.stderr,
             )

@@ -168,4 +168,4 @@ def test_cli_text_only_path_one_line_out_per_line_in(tiny_checkpoint):
         want = ["" if not t.strip() or t == "\u200b" else translate(ck, t, beam=beam).translation for t in lines]
         assert out[:-1] == want
         assert res.returncode == 2  # the zero-width-space line: an error, its line left empty
-        assert "error: nothing to translate: the input is empty after normalization" in res.stderr.decode()
+        assert "line 4: error: nothing to translate: the input is empty after normalization" in res.stderr.decode()
